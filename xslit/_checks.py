@@ -1,0 +1,100 @@
+"""Validators for user input (``check_*``): each raises a ValueError naming the argument.
+
+Public entry points call these once; the math kernels below them assume valid input.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_finite",
+    "check_image_points",
+    "check_matrix",
+    "check_object_points",
+    "check_positive_int",
+    "check_rng",
+]
+
+
+def _describe(a) -> str:
+    if isinstance(a, np.ndarray):
+        return f"array of shape {a.shape} and dtype {a.dtype}"
+    return f"{type(a).__name__}"
+
+
+def check_array(name: str, value, *, dtype=np.float64) -> np.ndarray:
+    """Convert ``value`` to a numeric ndarray, rejecting object, string and complex input."""
+    if value is None:
+        raise ValueError(f"{name} must be an array, got None")
+    try:
+        a = np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"{name} must be a numeric array, got {type(value).__name__}") from exc
+    if a.dtype == object or a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be a real numeric array, got {_describe(a)}")
+    return a.astype(dtype, copy=False)
+
+
+def check_finite(name: str, a: np.ndarray) -> np.ndarray:
+    if not np.all(np.isfinite(a)):
+        bad = int(np.count_nonzero(~np.isfinite(a)))
+        raise ValueError(f"{name} must be finite, got {bad} NaN or inf entries")
+    return a
+
+
+def check_matrix(name: str, value, shape: tuple[int, ...], *, finite: bool = True) -> np.ndarray:
+    """A float64 array of exactly ``shape``."""
+    a = check_array(name, value)
+    if a.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {a.shape}")
+    if finite:
+        check_finite(name, a)
+    return a
+
+
+def _check_points(name: str, value, dims: tuple[int, ...], min_count: int, label: str):
+    a = check_array(name, value)
+    if a.ndim == 3 and a.shape[1] == 1:  # OpenCV's (N, 1, d) layout
+        a = a[:, 0, :]
+    if a.ndim == 1 and a.shape[0] in dims:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] not in dims:
+        want = " or ".join(f"(N, {d})" for d in dims)
+        raise ValueError(f"{name} must have shape {want}, got {a.shape}")
+    if a.shape[0] < min_count:
+        raise ValueError(
+            f"{name} must have shape (N, {a.shape[1]}) with N >= {min_count} {label}, "
+            f"got {a.shape}"
+        )
+    return check_finite(name, a)
+
+
+def check_image_points(name: str, value, *, min_count: int = 0) -> np.ndarray:
+    """Pixels as (N, 2) float64; (N, 1, 2) and a single (2,) point are accepted."""
+    return _check_points(name, value, (2,), min_count, "points")
+
+
+def check_object_points(name: str, value, *, min_count: int = 0) -> np.ndarray:
+    """3D points as (N, 3) Euclidean or (N, 4) homogeneous float64 ((N, 1, 3) accepted)."""
+    return _check_points(name, value, (3, 4), min_count, "points")
+
+
+def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_rng(rng) -> np.random.Generator:
+    """Normalise ``rng: None | int | numpy.random.Generator`` (no global state)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator, got {rng!r}")

@@ -1,0 +1,1 @@
+"""The OpenCV-style functions (camelCase), thin wrappers that validate and call the layers."""

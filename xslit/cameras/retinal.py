@@ -1,0 +1,92 @@
+r"""Changing the retinal plane of a two-slit camera (the Lemma of section 3, appendix B).
+
+Two skew slits induce a homography between two retinal planes :math:`\pi, \pi'` that meet
+along a transversal :math:`\delta` to the slits: :math:`f(y) = \lambda(y) \wedge \pi'`
+(eq. two_slit_homography). For planes that do not meet along a transversal the change of
+image coordinates is quadratic, and no homography exists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_matrix
+from ..geometry.plucker import (
+    dual_matrix,
+    line_from_planes,
+    lines_intersect,
+    meet_line_plane,
+    normalize_lines,
+)
+from .two_slit import _check_skew
+
+__all__ = ["retinal_plane_homography"]
+
+
+def _plane_of(Y):
+    return np.array([(-1) ** i * np.linalg.det(np.delete(Y, i, axis=0)) for i in range(4)])
+
+
+def retinal_plane_homography(slit1, slit2, frame1, frame2) -> np.ndarray:
+    r"""The homography :math:`H` with :math:`u' \simeq H u` between two retinal frames.
+
+    A pixel ``u`` in ``frame1`` (on :math:`\pi`) and ``u'`` in ``frame2`` (on :math:`\pi'`) see
+    the same viewing ray. Requires the line :math:`\pi \cap \pi'` to meet both slits (Lemma).
+
+    Parameters
+    ----------
+    slit1, slit2 : (6,) array_like
+        Skew Plücker lines.
+    frame1, frame2 : (4, 3) array_like
+        Projective frames (columns ``y1, y2, y3``) of the two planes.
+
+    Returns
+    -------
+    H : (3, 3) ndarray, scaled to unit Frobenius norm.
+
+    Examples
+    --------
+    >>> from xslit.geometry import line_from_planes
+    >>> l1 = line_from_planes([1, 0, 0, 0], [0, 0, 1, 0])
+    >>> l2 = line_from_planes([0, 1, 0, 0], [0, 0, 1, 1])
+    >>> Y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1.0]])
+    >>> H = retinal_plane_homography(l1, l2, Y, 2 * Y)
+    >>> np.allclose(H / H[2, 2], np.eye(3))
+    True
+    """
+    l1 = check_matrix("slit1", slit1, (6,))
+    l2 = check_matrix("slit2", slit2, (6,))
+    Y1 = check_matrix("frame1", frame1, (4, 3))
+    Y2 = check_matrix("frame2", frame2, (4, 3))
+    _check_skew(l1, l2)
+    for name, Y in (("frame1", Y1), ("frame2", Y2)):
+        if np.linalg.matrix_rank(Y) < 3:
+            raise ValueError(f"{name} must have rank 3 (three independent points of a plane)")
+    pi1, pi2 = _plane_of(Y1), _plane_of(Y2)
+    P1, P2 = dual_matrix(l1), dual_matrix(l2)
+    same = np.linalg.matrix_rank(np.stack([pi1, pi2]), tol=1e-10 * np.abs(pi1).max()) < 2
+    if not same:
+        delta = normalize_lines(line_from_planes(pi1, pi2))
+        if not (lines_intersect(delta, l1, 1e-9) and lines_intersect(delta, l2, 1e-9)):
+            raise ValueError("frame1 and frame2 must span planes that meet along a transversal "
+                             "to the slits (Lemma); their common line misses a slit, so the "
+                             "change of coordinates is quadratic, not a homography")
+    # Five exact correspondences in general position, away from the line pi1 ^ pi2.
+    U = np.array([[1.0, 0.3, 1.0], [-0.7, 1.1, 1.0], [0.4, -1.3, 1.0], [1.7, 1.2, 1.0],
+                  [-1.1, -0.6, 1.0], [0.2, 0.9, 1.0]])
+    y = U @ Y1.T
+    rays = line_from_planes(y @ P1.T, y @ P2.T)
+    y2 = meet_line_plane(rays, pi2)
+    U2 = np.linalg.lstsq(Y2, y2.T, rcond=None)[0].T
+    # DLT: U2 x (H U) = 0.
+    rows = []
+    for a, b in zip(U, U2, strict=True):
+        z = np.zeros(3)
+        rows.append(np.concatenate([z, -b[2] * a, b[1] * a]))
+        rows.append(np.concatenate([b[2] * a, z, -b[0] * a]))
+    _, s, Vt = np.linalg.svd(np.array(rows))
+    if s[-2] < 1e-10 * s[0]:
+        raise ValueError("frame1: the sample points meet the exceptional line; choose another "
+                         "frame")
+    H = Vt[-1].reshape(3, 3)
+    return H / np.linalg.norm(H)

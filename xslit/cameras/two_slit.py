@@ -1,0 +1,289 @@
+r"""Two-slit cameras as pairs of :math:`2 \times 4` matrices (paper section 3.1, eq. two_slit_projective).
+
+A point :math:`x \in \mathbb{P}^3` maps to
+
+.. math::
+
+    u = \begin{bmatrix} (p_1^T x)(q_2^T x) \\ (p_2^T x)(q_1^T x) \\ (p_2^T x)(q_2^T x)
+        \end{bmatrix}
+      = \begin{bmatrix} p_1^T x / p_2^T x \\ q_1^T x / q_2^T x \\ 1 \end{bmatrix},
+    \qquad A_1 = \begin{bmatrix} p_1^T \\ p_2^T \end{bmatrix},\;
+           A_2 = \begin{bmatrix} q_1^T \\ q_2^T \end{bmatrix},
+
+so pixel ``(u, v) = (A1[0] x / A1[1] x, A2[0] x / A2[1] x)``. The slits are the null spaces of
+``A1`` and ``A2``; the viewing ray of pixel ``(u, v)`` is the meet of the planes
+``A1[0] - u A1[1]`` and ``A2[0] - v A2[1]``.
+
+Cheirality (which half of a ray the camera sees) is carried by the signs of ``A1`` and ``A2``,
+as it is by the sign of a pinhole's :math:`3 \times 4` matrix: a finite point is *in front* when
+``A1[1] x > 0`` and ``A2[1] x > 0`` (with ``x4 = 1``). All the models of the paper
+(eq. matrices_finite_two_slit, pushbroom_standard) are written with this orientation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_matrix
+from ..geometry.plucker import (
+    dual_matrix,
+    line_from_planes,
+    lines_intersect,
+    meet_line_plane,
+    normalize_lines,
+    origin_direction_from_line,
+)
+from .base import Camera, homogeneous_points
+
+__all__ = ["TwoSlitCamera", "check_two_slit_matrices"]
+
+#: Relative size of det([A1; A2]) under which the slits are taken to meet.
+SKEW_TOL = 1e-10
+
+
+def check_two_slit_matrices(A1, A2, name1: str = "A1", name2: str = "A2"):
+    """Validate a pair of projection matrices and return them as float64 copies.
+
+    Raises ValueError when a matrix is not a finite 2x4 of rank 2, or when the two slits meet
+    (then ``det([A1; A2]) = 0`` and the camera is not a two-slit camera).
+    """
+    A1 = check_matrix(name1, A1, (2, 4)).copy()
+    A2 = check_matrix(name2, A2, (2, 4)).copy()
+    for name, A in ((name1, A1), (name2, A2)):
+        s = np.linalg.svd(A, compute_uv=False)
+        if s[0] == 0 or s[1] / s[0] < 1e-12:
+            raise ValueError(f"{name} must have rank 2 (its null space is a slit), got rank 1 or 0")
+    M = np.vstack([A1 / np.linalg.norm(A1, axis=1, keepdims=True),
+                   A2 / np.linalg.norm(A2, axis=1, keepdims=True)])
+    if abs(np.linalg.det(M)) < SKEW_TOL:
+        raise ValueError(
+            f"{name1} and {name2} have intersecting null spaces: the slits meet, so this is "
+            f"not a two-slit camera (|det([{name1}; {name2}])| = {abs(np.linalg.det(M)):.2e} "
+            "after normalising rows)"
+        )
+    return A1, A2
+
+
+class TwoSlitCamera(Camera):
+    r"""A projective two-slit camera :math:`(A_1, A_2)` (eq. two_slit_projective).
+
+    Parameters
+    ----------
+    A1, A2 : (2, 4) array_like
+        Linear projections :math:`\mathbb{P}^3 \dashrightarrow \mathbb{P}^1` onto the two image
+        axes. Each is defined up to its own scale (7 + 7 = 14 degrees of freedom); the sign
+        carries cheirality (see the module docstring).
+
+    Examples
+    --------
+    The finite two-slit camera of Example 1, :math:`\psi(x) = (x_1(x_3+x_4), 2x_2x_3,
+    x_3(x_3+x_4))`:
+
+    >>> cam = TwoSlitCamera([[1, 0, 0, 0], [0, 0, 1, 0]], [[0, 2, 0, 0], [0, 0, 1, 1]])
+    >>> cam.project([[1.0, 2.0, 1.0]])
+    array([[1., 2.]])
+    """
+
+    model = "two_slit"
+
+    def __init__(self, A1, A2):
+        self.A1, self.A2 = check_two_slit_matrices(A1, A2)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(A1={self.A1.tolist()!r}, A2={self.A2.tolist()!r})"
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def from_slits(cls, slit1, slit2, frame):
+        r"""Camera from two skew slits and an intrinsic frame on a retinal plane.
+
+        With the frame :math:`Y = [y_1, y_2, y_3]` where :math:`y_1 = l_2 \wedge \pi` and
+        :math:`y_2 = l_1 \wedge \pi` (the *intrinsic* frame of section 3.1), the projection
+        reduces to eq. two_slit_projective with
+
+        .. math:: p_1 = l_1 \vee y_3,\; p_2 = -(l_1 \vee y_1),\;
+                  q_1 = l_2 \vee y_3,\; q_2 = -(l_2 \vee y_2).
+
+        Parameters
+        ----------
+        slit1, slit2 : (6,) array_like
+            Plücker lines; they must be skew.
+        frame : (4, 3) array_like
+            Columns :math:`y_1, y_2, y_3` (with their relative scales) spanning the retinal
+            plane, :math:`y_1` on ``slit2`` and :math:`y_2` on ``slit1``. For any other frame use
+            :meth:`xslit.cameras.RationalCamera.two_slit`, which implements the general
+            eq. two_slit_non_intrinsic.
+
+        Examples
+        --------
+        Example 1 again: slits ``{x1 = x3 = 0}`` and ``{x2 = x3 + x4 = 0}``, plane
+        ``x3 = x4`` with ``y1 = e1, y2 = e2, y3 = (0, 0, 1, 1)``:
+
+        >>> from xslit.geometry import line_from_planes
+        >>> l1 = line_from_planes([1, 0, 0, 0], [0, 0, 1, 0])
+        >>> l2 = line_from_planes([0, 1, 0, 0], [0, 0, 1, 1])
+        >>> Y = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]]
+        >>> cam = TwoSlitCamera.from_slits(l1, l2, Y)
+        >>> cam.project([[1.0, 2.0, 1.0]])
+        array([[1., 2.]])
+        """
+        l1 = check_matrix("slit1", slit1, (6,))
+        l2 = check_matrix("slit2", slit2, (6,))
+        Y = check_matrix("frame", frame, (4, 3))
+        _check_skew(l1, l2)
+        if np.linalg.matrix_rank(Y, tol=1e-12 * np.abs(Y).max()) < 3:
+            raise ValueError("frame must have rank 3 (three independent points of a plane), "
+                             f"got rank {np.linalg.matrix_rank(Y)}")
+        y1, y2, y3 = Y.T
+        P1, P2 = dual_matrix(l1), dual_matrix(l2)
+        if _off_line(P2, y1) or _off_line(P1, y2):
+            raise ValueError(
+                "frame is not intrinsic: its first column must lie on slit2 and its second "
+                "on slit1; use RationalCamera.two_slit for a general frame"
+            )
+        if np.linalg.norm(P1 @ y3) < 1e-12 * np.linalg.norm(y3) * np.linalg.norm(l1) or \
+                np.linalg.norm(P2 @ y3) < 1e-12 * np.linalg.norm(y3) * np.linalg.norm(l2):
+            raise ValueError("frame: the retinal plane contains a slit (y3 lies on a slit)")
+        A1 = np.stack([P1 @ y3, -(P1 @ y1)])
+        A2 = np.stack([P2 @ y3, -(P2 @ y2)])
+        return cls(A1, A2)
+
+    # -- geometry --------------------------------------------------------------------
+    @property
+    def slits(self) -> tuple[np.ndarray, np.ndarray]:
+        """The two slits as unit-norm Plücker lines: null spaces of ``A1`` and ``A2``."""
+        return (normalize_lines(line_from_planes(self.A1[0], self.A1[1])),
+                normalize_lines(line_from_planes(self.A2[0], self.A2[1])))
+
+    @property
+    def exceptional_line(self) -> np.ndarray:
+        r"""The line :math:`\{p_2^T x = q_2^T x = 0\}` where the projection is undefined.
+
+        It is :math:`y_1 \vee y_2`, a transversal to both slits, and every retinal plane of the
+        camera contains it.
+        """
+        return normalize_lines(line_from_planes(self.A1[1], self.A2[1]))
+
+    def retinal_frame(self, plane) -> np.ndarray:
+        r"""Projective frame :math:`Y` on a retinal plane of this camera (proof of the Lemma).
+
+        For a plane :math:`\pi` through the exceptional line, the viewing ray of :math:`u`
+        meets :math:`\pi` at :math:`Y u` with
+
+        .. math:: Y = [-(p_2 \wedge q_1 \wedge \pi),\; -(p_1 \wedge q_2 \wedge \pi),\;
+                       p_1 \wedge q_1 \wedge \pi].
+
+        Parameters
+        ----------
+        plane : (4,) array_like
+            A plane containing :attr:`exceptional_line`.
+
+        Returns
+        -------
+        Y : (4, 3) ndarray
+        """
+        pi = check_matrix("plane", plane, (4,))
+        delta = self.exceptional_line
+        off = np.abs(meet_line_plane(delta, pi)).max()
+        if off > 1e-9 * np.linalg.norm(pi):
+            raise ValueError("plane must contain the camera's exceptional line "
+                             f"{{A1[1] x = A2[1] x = 0}}; it meets it in a point (residual {off:.2e})")
+        p1, p2 = self.A1
+        q1, q2 = self.A2
+        cols = [-meet_line_plane(line_from_planes(p2, q1), pi),
+                -meet_line_plane(line_from_planes(p1, q2), pi),
+                meet_line_plane(line_from_planes(p1, q1), pi)]
+        Y = np.stack(cols, axis=1)
+        if np.linalg.matrix_rank(Y) < 3:
+            raise ValueError("plane contains a slit, so it is not a valid retinal plane")
+        return Y
+
+    def transform(self, H) -> TwoSlitCamera:
+        r"""The camera after the change of world coordinates :math:`x' = H x`: :math:`A H^{-1}`.
+
+        Parameters
+        ----------
+        H : (4, 4) array_like, invertible
+        """
+        H = check_matrix("H", H, (4, 4))
+        if abs(np.linalg.det(H)) < 1e-12 * np.abs(H).max() ** 4:
+            raise ValueError("H must be invertible, got a singular 4x4 matrix")
+        Hinv = np.linalg.inv(H)
+        A1, A2 = self.A1 @ Hinv, self.A2 @ Hinv
+        try:
+            return type(self)(A1, A2)
+        except ValueError:  # e.g. a pushbroom moved by a non-affine H is a general two-slit
+            return TwoSlitCamera(A1, A2)
+
+    def in_front(self, points) -> np.ndarray:
+        X = homogeneous_points("points", points)
+        w = np.sign(X[:, 3:4])
+        w[w == 0] = 1
+        X = X * w
+        return (X @ self.A1[1] > 0) & (X @ self.A2[1] > 0)
+
+    # -- kernels ---------------------------------------------------------------------
+    def _project_h(self, X):
+        a = X @ self.A1.T  # (N, 2): p1.x, p2.x
+        b = X @ self.A2.T  # (N, 2): q1.x, q2.x
+        return np.stack([a[:, 0] * b[:, 1], a[:, 1] * b[:, 0], a[:, 1] * b[:, 1]], axis=1)
+
+    def project(self, points):
+        X = homogeneous_points("points", points)
+        a = X @ self.A1.T
+        b = X @ self.A2.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            px = np.stack([a[:, 0] / a[:, 1], b[:, 0] / b[:, 1]], axis=1)
+        px[~np.isfinite(px).all(axis=1)] = np.nan
+        return px
+
+    project.__doc__ = Camera.project.__doc__
+
+    def _planes(self, px):
+        P1 = self.A1[0] - px[:, :1] * self.A1[1]
+        P2 = self.A2[0] - px[:, 1:2] * self.A2[1]
+        return P1, P2
+
+    def _rays_plucker(self, px):
+        return line_from_planes(*self._planes(px))
+
+    def _rays(self, px):
+        r"""Origin where the ray enters ``{A1[1] x >= 0, A2[1] x >= 0}``, direction into it.
+
+        Along ``o + t d`` the denominators are affine in ``t`` with slopes
+        ``s_k = A_k[1, :3] . d``. The direction is oriented so that the first non-zero slope
+        is positive, and the origin is put at the largest zero-crossing with positive slope:
+        beyond it, the camera sees the point.
+        """
+        o, d = origin_direction_from_line(self._rays_plucker(px))
+        a1, a2 = self.A1[1], self.A2[1]
+        s1 = d @ a1[:3]
+        s2 = d @ a2[:3]
+        eps = 1e-12 * np.linalg.norm(d, axis=1)
+        flip = np.where(np.abs(s1) > eps * np.linalg.norm(a1[:3]), s1 < 0, s2 < 0)
+        d[flip] *= -1
+        s1[flip] *= -1
+        s2[flip] *= -1
+        f1 = o @ a1[:3] + a1[3]
+        f2 = o @ a2[:3] + a2[3]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1 = np.where(s1 > 0, -f1 / s1, -np.inf)
+            t2 = np.where(s2 > 0, -f2 / s2, -np.inf)
+        t = np.maximum(t1, t2)
+        t = np.where(np.isfinite(t), t, 0.0)
+        return np.concatenate([o + t[:, None] * d, d], axis=1)
+
+    # -- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"model": self.model, "A1": self.A1.tolist(), "A2": self.A2.tolist()}
+
+
+def _check_skew(l1, l2):
+    if lines_intersect(l1, l2, tol=SKEW_TOL):
+        raise ValueError("slit1 and slit2 must be skew lines, got intersecting lines "
+                         "(a two-slit camera needs non-coplanar slits)")
+
+
+def _off_line(Pstar, y) -> bool:
+    """True when the point ``y`` is not on the line with dual Plücker matrix ``Pstar``."""
+    return np.linalg.norm(Pstar @ y) > 1e-9 * np.linalg.norm(Pstar) * np.linalg.norm(y)
