@@ -1,0 +1,211 @@
+r"""Camera configurations from an epipolar tensor via principal minors (Theorem 1, appendix C).
+
+In the projective frame where the first rows of :math:`A_1, A_2, B_1, B_2` are
+:math:`e_1, \dots, e_4` and their second rows are the rows of a :math:`4 \times 4` matrix
+:math:`C` (eq. vecrep),
+
+.. math:: F_{ijkl} = (-1)^{|S|} \det C[S, S], \qquad S = \{m : \text{index}_m = 1\}
+
+with the paper's 1-based indices (0 in this module's 0-based ``F[i, j, k, l]``; MATH-NOTES fixes
+the supplement's reversed selection). All matrices with the same principal minors are
+:math:`D^{-1} C D` and :math:`D^{-1} C^T D` (Lin and Sturmfels): two projective configurations.
+
+The appendix algorithm fixes :math:`c_{12} = c_{13} = c_{14} = 1`, reads the diagonal and the
+first column linearly, and each pair :math:`(c_{pq}, c_{qp})` from a quadratic: 8 candidates;
+the unused entries :math:`f_{1111}, f_{2111}` select the two consistent ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+__all__ = [
+    "cameras_from_matrix",
+    "candidate_matrices",
+    "matrix_from_cameras",
+    "normalize_matrix_gauge",
+    "principal_minor_tensor",
+    "recover_configurations",
+]
+
+_SUBSETS = np.array(list(itertools.product((0, 1), repeat=4)))  # F index (i, j, k, l)
+
+
+def principal_minor_tensor(C) -> np.ndarray:
+    """The tensor ``F[i,j,k,l] = (-1)^|S| det C[S, S]`` with ``S = {m : index_m = 0}``.
+
+    Parameters
+    ----------
+    C : (..., 4, 4) array_like
+
+    Returns
+    -------
+    F : (..., 2, 2, 2, 2) ndarray, with ``F[1, 1, 1, 1] = 1`` (the empty minor).
+    """
+    C = np.asarray(C)
+    out = np.empty((*C.shape[:-2], 16), dtype=C.dtype)
+    for n, idx in enumerate(_SUBSETS):
+        S = np.flatnonzero(idx == 0)
+        if len(S) == 0:
+            out[..., n] = 1.0
+        else:
+            out[..., n] = (-1.0) ** len(S) * np.linalg.det(C[..., S[:, None], S[None, :]])
+    return out.reshape((*C.shape[:-2], 2, 2, 2, 2))
+
+
+def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The canonical cameras of eq. vecrep: ``A1 = [e1; c1], A2 = [e2; c2], B1 = [e3; c3],
+    B2 = [e4; c4]``."""
+    C = np.asarray(C, dtype=float)
+    E = np.eye(4)
+    return tuple(np.stack([E[m], C[m]]) for m in range(4))
+
+
+def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
+    """``C`` of a camera pair in the canonical frame (eq. vecrep), gauge ``c12 = c13 = c14 = 1``.
+
+    The frame is ``H = inv([A1[0]; A2[0]; B1[0]; B2[0]])``; raises ValueError when those four
+    rows are dependent (the canonical frame does not exist).
+    """
+    rows = np.stack([A1[0], A2[0], B1[0], B2[0]])
+    if abs(np.linalg.det(rows / np.linalg.norm(rows, axis=1, keepdims=True))) < 1e-12:
+        raise ValueError("cameras: the first rows of A1, A2, B1, B2 are dependent, so the "
+                         "canonical frame of eq. vecrep does not exist")
+    Hinv = np.linalg.inv(rows)
+    C = np.stack([A1[1], A2[1], B1[1], B2[1]]) @ Hinv
+    return normalize_matrix_gauge(C)
+
+
+def normalize_matrix_gauge(C) -> np.ndarray:
+    """The representative ``D^{-1} C D`` with ``c12 = c13 = c14 = 1`` (batched ``(..., 4, 4)``)."""
+    C = np.asarray(C, dtype=float)
+    dvec = np.ones(C.shape[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dvec[..., 1:] = 1.0 / C[..., 0, 1:]
+    return C * dvec[..., None, :] / dvec[..., :, None]
+
+
+def _quadratic_roots(a, b, c):
+    """Both real roots of ``a z^2 + b z + c`` (batched); complex pairs give their real part,
+    a vanishing ``a`` gives the linear root twice."""
+    disc = b * b - 4 * a * c
+    sq = np.sqrt(np.maximum(disc, 0.0))
+    # Numerically stable form: q = -(b + sign(b) sq) / 2, roots q / a and c / q.
+    sgn = np.where(b >= 0, 1.0, -1.0)
+    q = -0.5 * (b + sgn * sq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1 = q / a
+        r2 = c / q
+        lin = -c / b
+    small_a = np.abs(a) < 1e-14 * (np.abs(b) + np.abs(c) + 1e-300)
+    r1 = np.where(small_a, lin, r1)
+    r2 = np.where(small_a, lin, np.where(q == 0, r1, r2))
+    return np.stack([r1, r2], axis=-1)
+
+
+def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
+    r"""The 8 candidate matrices :math:`C` of the appendix algorithm, with their residuals.
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) array_like
+        Any scale; it is normalised to ``F[1, 1, 1, 1] = 1`` (the empty minor).
+
+    Returns
+    -------
+    C : (8, 4, 4) ndarray
+        In the gauge ``c12 = c13 = c14 = 1``. Rows with non-finite entries mean the tensor is
+        degenerate for this gauge (a division by zero).
+    residual : (8,) ndarray
+        Relative mismatch of the two unused entries :math:`f_{1111}, f_{2111}` (all 16 entries
+        are compared; the 14 used ones match by construction on exact input).
+    """
+    F = np.asarray(F, dtype=float)
+    f = F / F[1, 1, 1, 1]
+
+    def m(*S):  # principal minor det C[S, S] from F (1-based S)
+        idx = [1, 1, 1, 1]
+        for s in S:
+            idx[s - 1] = 0
+        return (-1.0) ** len(S) * f[tuple(idx)]
+
+    c = np.full((4, 4), np.nan)
+    c[0, 1:] = 1.0
+    for p in range(4):
+        c[p, p] = m(p + 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for p in (1, 2, 3):
+            c[p, 0] = (c[0, 0] * c[p, p] - m(1, p + 1)) / c[0, p]
+    roots = []
+    pairs = ((1, 2), (1, 3), (2, 3))
+    for p, q in pairs:
+        P = c[p, p] * c[q, q] - m(p + 1, q + 1)  # c_pq c_qp
+        r = (m(1, p + 1, q + 1) - c[0, 0] * m(p + 1, q + 1) + c[0, p] * c[p, 0] * c[q, q]
+             + c[0, q] * c[p, p] * c[q, 0])
+        # c1q cp1 z^2 - r z + c1p cq1 P = 0 for z = c_qp; then c_pq = P / z.
+        roots.append(_quadratic_roots(c[0, q] * c[p, 0], -r, c[0, p] * c[q, 0] * P))
+    Cs = np.repeat(c[None], 8, axis=0)
+    for n, choice in enumerate(itertools.product((0, 1), repeat=3)):
+        for (p, q), rr, ch in zip(pairs, roots, choice, strict=True):
+            z = rr[ch]
+            P = c[p, p] * c[q, q] - m(p + 1, q + 1)
+            Cs[n, q, p] = z
+            with np.errstate(divide="ignore", invalid="ignore"):
+                Cs[n, p, q] = P / z
+    with np.errstate(invalid="ignore", over="ignore"):
+        pred = principal_minor_tensor(np.nan_to_num(Cs, nan=0.0, posinf=0.0, neginf=0.0))
+        res = np.linalg.norm((pred - f).reshape(8, 16), axis=1) / np.linalg.norm(f)
+    res[~np.isfinite(Cs).all(axis=(1, 2))] = np.inf
+    return Cs, res
+
+
+def recover_configurations(F):
+    """The two projective camera configurations compatible with ``F`` (Theorem 1).
+
+    Returns the two candidates of smallest residual (on exact input they reproduce all 16
+    entries; they are related by :math:`C \\to C^T` up to diagonal similarity).
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) array_like
+
+    Returns
+    -------
+    configurations : list of two tuples ``(A1, A2, B1, B2)`` of (2, 4) arrays
+    matrices : (2, 4, 4) ndarray
+        Their matrices :math:`C`.
+    residuals : (2,) ndarray
+
+    Raises
+    ------
+    ValueError
+        When ``F[1, 1, 1, 1]`` (the paper's :math:`f_{2222}`) vanishes or no candidate is finite:
+        the tensor is degenerate for the algorithm's gauge.
+
+    Examples
+    --------
+    The appendix example (eq. example_canonical_s):
+
+    >>> from xslit.epipolar.tensor import epipolar_tensor
+    >>> F = epipolar_tensor([[-1, 7, 4, 0], [8, -1, 13, 4]], [[11, 6, -2, 4], [8, -1, 13, -5]],
+    ...                     [[14, 9, -3, 8], [0, 0, 0, 1]], [[-3, 8, 10, 3], [6, 13, 5, 13]])
+    >>> _, C, _ = recover_configurations(F)
+    >>> np.round(C[:, 1], 2)  # second rows of A2 in the two configurations, in some order
+    array([[-14.22,   8.33,  -6.67, -22.17],
+           [-14.22,   8.33,   9.25,   4.24]])
+    """
+    F = np.asarray(F, dtype=float)
+    if abs(F[1, 1, 1, 1]) <= 1e-12 * np.abs(F).max():
+        raise ValueError("F: the entry f_2222 (F[1, 1, 1, 1]) vanishes, so the principal-minor "
+                         "recovery with c12 = c13 = c14 = 1 is undefined for this tensor")
+    Cs, res = candidate_matrices(F)
+    order = np.argsort(res, kind="stable")
+    if not np.isfinite(res[order[0]]):
+        raise ValueError("F: no finite camera configuration (a zero pivot in the principal-minor "
+                         "recovery; the tensor is degenerate)")
+    best = order[:2]
+    # Present the pair in a deterministic order (by the (2, 3) entry).
+    best = best[np.argsort(Cs[best, 1, 2])]
+    return [cameras_from_matrix(Cs[n]) for n in best], Cs[best], res[best]

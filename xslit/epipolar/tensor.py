@@ -1,0 +1,152 @@
+r"""The :math:`2 \times 2 \times 2 \times 2` epipolar tensor of two two-slit cameras (Theorem 1).
+
+Convention: ``F[i, j, k, l]`` with 0-based indices is the paper's
+:math:`f_{(i+1)(j+1)(k+1)(l+1)}`, and matching pixels :math:`(x, y) \leftrightarrow (x', y')`
+satisfy (eq. linF)
+
+.. math::
+
+    \sum_{ijkl} F_{ijkl}\, [x, 1]_i\, [y, 1]_j\, [x', 1]_k\, [y', 1]_l = 0 .
+
+Its entries are (eq. entries_epipolar_tensor, 0-based rows)
+
+.. math::
+
+    F_{ijkl} = (-1)^{i+j+k+l} \det\big[(A_1)_{1-i}^T, (A_2)_{1-j}^T, (B_1)_{1-k}^T,
+    (B_2)_{1-l}^T\big] .
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+__all__ = [
+    "INDEX",
+    "contract_modes",
+    "design_matrix",
+    "epipolar_tensor",
+    "evaluate_tensor",
+    "sampson_distance",
+    "tensor_gradient",
+]
+
+#: All 16 multi-indices (i, j, k, l) in C order, matching ``F.reshape(16)``.
+INDEX = np.array(list(itertools.product((0, 1), repeat=4)))
+
+
+def epipolar_tensor(A1, A2, B1, B2) -> np.ndarray:
+    """Epipolar tensor of cameras ``(A1, A2)`` and ``(B1, B2)`` (eq. entries_epipolar_tensor).
+
+    Parameters
+    ----------
+    A1, A2, B1, B2 : (..., 2, 4) array_like
+        Validated projection matrices (leading dimensions broadcast, for batches).
+
+    Returns
+    -------
+    F : (..., 2, 2, 2, 2) ndarray
+
+    Examples
+    --------
+    The appendix example (eq. example_tensor_s):
+
+    >>> A1 = [[-1, 7, 4, 0], [8, -1, 13, 4]]; A2 = [[11, 6, -2, 4], [8, -1, 13, -5]]
+    >>> B1 = [[14, 9, -3, 8], [0, 0, 0, 1]]; B2 = [[-3, 8, 10, 3], [6, 13, 5, 13]]
+    >>> np.round(epipolar_tensor(A1, A2, B1, B2)[0, 0]).astype(int)
+    array([[     0,      0],
+           [ 21816, -25650]])
+    """
+    mats = [np.asarray(a, dtype=float) for a in (A1, A2, B1, B2)]
+    shape = np.broadcast_shapes(*(m.shape for m in mats))[:-2]
+    mats = [np.broadcast_to(m, (*shape, 2, 4)) for m in mats]
+    rows = np.stack([m[..., 1 - INDEX[:, p], :] for p, m in enumerate(mats)], axis=-1)
+    # rows: (..., 16, 4, 4) with the chosen rows as columns.
+    sign = (-1.0) ** INDEX.sum(axis=1)
+    F = sign * np.linalg.det(rows)
+    return F.reshape((*shape, 2, 2, 2, 2))
+
+
+def _lift(points1, points2):
+    """The four ``(N, 2)`` vectors ``[x, 1], [y, 1], [x', 1], [y', 1]``."""
+    one = np.ones(len(points1))
+    return (np.stack([points1[:, 0], one], 1), np.stack([points1[:, 1], one], 1),
+            np.stack([points2[:, 0], one], 1), np.stack([points2[:, 1], one], 1))
+
+
+def design_matrix(points1, points2) -> np.ndarray:
+    """Rows ``kron([x,1], [y,1], [x',1], [y',1])``: ``design @ F.ravel()`` is eq. linF, (N, 16)."""
+    a, b, c, d = _lift(points1, points2)
+    return np.einsum("ni,nj,nk,nl->nijkl", a, b, c, d).reshape(len(points1), 16)
+
+
+def evaluate_tensor(F, points1, points2) -> np.ndarray:
+    """Algebraic residual of eq. linF for each correspondence; ``F`` may be batched ``(B, 2,2,2,2)``.
+
+    Returns
+    -------
+    e : (N,) or (B, N) ndarray
+    """
+    a, b, c, d = _lift(points1, points2)
+    F = np.asarray(F, dtype=float)
+    return np.einsum("...ijkl,ni,nj,nk,nl->...n", F, a, b, c, d, optimize=True)
+
+
+def tensor_gradient(F, points1, points2):
+    """Residual and its gradient with respect to ``(x, y, x', y')``.
+
+    Returns
+    -------
+    e : (..., N) ndarray
+    grad : (..., N, 4) ndarray
+    """
+    a, b, c, d = _lift(points1, points2)
+    F = np.asarray(F, dtype=float)
+    # Contract three modes at a time; the derivative of [x, 1] is [1, 0].
+    Fa = np.einsum("...ijkl,nj,nk,nl->...ni", F, b, c, d, optimize=True)
+    Fb = np.einsum("...ijkl,ni,nk,nl->...nj", F, a, c, d, optimize=True)
+    Fc = np.einsum("...ijkl,ni,nj,nl->...nk", F, a, b, d, optimize=True)
+    Fd = np.einsum("...ijkl,ni,nj,nk->...nl", F, a, b, c, optimize=True)
+    e = np.sum(Fa * a, axis=-1)
+    grad = np.stack([Fa[..., 0], Fb[..., 0], Fc[..., 0], Fd[..., 0]], axis=-1)
+    return e, grad
+
+
+def sampson_distance(F, points1, points2) -> np.ndarray:
+    r"""First-order geometric distance (Sampson) of correspondences to eq. linF, in pixels.
+
+    .. math:: d = \frac{|e|}{\|\nabla e\|}, \qquad
+              \nabla e = \Big(\frac{\partial e}{\partial x}, \frac{\partial e}{\partial y},
+              \frac{\partial e}{\partial x'}, \frac{\partial e}{\partial y'}\Big)
+
+    is the length of the smallest 4D displacement of ``(x, y, x', y')`` that satisfies the
+    linearised constraint; for small noise of standard deviation :math:`\sigma` per coordinate
+    it is distributed as :math:`\sigma |\mathcal{N}(0, 1)|`.
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) or (B, 2, 2, 2, 2) array_like
+    points1, points2 : (N, 2) ndarray
+
+    Returns
+    -------
+    d : (N,) or (B, N) ndarray
+        ``inf`` where the gradient vanishes but the residual does not.
+    """
+    e, g = tensor_gradient(F, points1, points2)
+    gn = np.sqrt(np.sum(g * g, axis=-1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = np.abs(e) / gn
+    return np.where(np.isnan(dist), 0.0, dist)
+
+
+def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
+    r"""Change of image coordinates: :math:`F'_{ijkl} = \sum F_{abcd} T_{1,ai} T_{2,bj}
+    T_{3,ck} T_{4,dl}`.
+
+    If pixels are normalised by ``[x_n, 1] = T [x, 1]`` on each axis, the tensor of the
+    original pixels is ``contract_modes(F_n, T1, T2, T3, T4)`` (MATH-NOTES: "de-normalise by
+    contracting each tensor mode with its 2x2 matrix"). Works on batches ``(..., 2, 2, 2, 2)``.
+    """
+    return np.einsum("...abcd,ai,bj,ck,dl->...ijkl", F, T1, T2, T3, T4, optimize=True)
