@@ -43,3 +43,25 @@ __all__ = [
     "projectTwoSlitPoints",
     "retinal_plane_homography",
 ]
+
+from .api.epipolar import (
+    FM_LINEAR,
+    FM_LMEDS,
+    FM_RANSAC,
+    USAC_ACCURATE,
+    USAC_DEFAULT,
+    UsacParams,
+    computeEpipolarTensor,
+    findEpipolarTensor,
+)
+
+__all__ += [
+    "FM_LINEAR",
+    "FM_LMEDS",
+    "FM_RANSAC",
+    "USAC_ACCURATE",
+    "USAC_DEFAULT",
+    "UsacParams",
+    "computeEpipolarTensor",
+    "findEpipolarTensor",
+]

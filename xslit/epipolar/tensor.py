@@ -29,6 +29,8 @@ __all__ = [
     "epipolar_tensor",
     "evaluate_tensor",
     "sampson_distance",
+    "sampson_distance_op",
+    "sampson_operator",
     "tensor_gradient",
 ]
 
@@ -150,3 +152,40 @@ def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
     contracting each tensor mode with its 2x2 matrix"). Works on batches ``(..., 2, 2, 2, 2)``.
     """
     return np.einsum("...abcd,ai,bj,ck,dl->...ijkl", F, T1, T2, T3, T4, optimize=True)
+
+
+def sampson_operator(points1, points2) -> np.ndarray:
+    """Precomputed linear maps giving the residual and its gradient for any tensor.
+
+    Returns
+    -------
+    G : (5, N, 16) ndarray
+        ``G[0] @ F.ravel()`` is the residual of eq. linF and ``G[1:] @ F.ravel()`` its
+        derivatives with respect to ``x, y, x', y'``: scoring M tensors is one matrix product.
+    """
+    a, b, c, d = _lift(points1, points2)
+    da = np.zeros_like(a)
+    da[:, 0] = 1.0
+    n = len(points1)
+
+    def k(p, q, r, s):
+        return np.einsum("ni,nj,nk,nl->nijkl", p, q, r, s).reshape(n, 16)
+
+    return np.stack([k(a, b, c, d), k(da, b, c, d), k(a, da, c, d), k(a, b, da, d),
+                     k(a, b, c, da)])
+
+
+def sampson_distance_op(G, F) -> np.ndarray:
+    """:func:`sampson_distance` from a :func:`sampson_operator`, for ``F`` of shape (M, 2, 2, 2, 2).
+
+    Returns
+    -------
+    d : (M, N) ndarray
+    """
+    Fm = np.asarray(F, dtype=float).reshape(-1, 16)
+    R = G @ Fm.T  # (5, N, M)
+    e = R[0]
+    gn2 = np.einsum("knm,knm->nm", R[1:], R[1:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = np.abs(e) / np.sqrt(gn2)
+    return np.where(np.isnan(dist), 0.0, dist).T

@@ -1,0 +1,212 @@
+"""cv2-style two-view functions: computeEpipolarTensor, findEpipolarTensor (and flags)."""
+
+from __future__ import annotations
+
+import logging
+import numbers
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .._checks import check_image_points, check_rng
+from ..cameras import TwoSlitCamera
+from ..epipolar import MIN_LINEAR_POINTS, epipolar_tensor
+from ..epipolar.estimate import estimate_epipolar_tensor
+from ..robust import LMEDS, MSAC, RANSAC, RobustOptions
+
+__all__ = [
+    "FM_LINEAR",
+    "FM_LMEDS",
+    "FM_RANSAC",
+    "USAC_ACCURATE",
+    "USAC_DEFAULT",
+    "UsacParams",
+    "computeEpipolarTensor",
+    "findEpipolarTensor",
+]
+
+log = logging.getLogger("xslit")
+
+#: Linear estimate from all points (>= 15), pixels normalised per axis. Like cv2.FM_8POINT.
+FM_LINEAR = 1
+#: Plain RANSAC (inlier count), then a refit on the inliers. Like cv2.FM_RANSAC.
+FM_RANSAC = 8
+#: Least median of squares (no threshold needed). Like cv2.FM_LMEDS.
+FM_LMEDS = 4
+#: The default: MSAC score, preemptive verification, local optimisation, final refit.
+USAC_DEFAULT = 32
+#: USAC_DEFAULT with more local optimisation and a 0.999 confidence floor.
+USAC_ACCURATE = 36
+
+SAMPLING_UNIFORM = 0
+SCORE_METHOD_RANSAC = 0
+SCORE_METHOD_MSAC = 1
+SCORE_METHOD_LMEDS = 3
+LOCAL_OPTIM_NULL = 0
+LOCAL_OPTIM_INNER_LO = 1
+NONE_POLISHER = 0
+LSQ_POLISHER = 1
+
+
+@dataclass
+class UsacParams:
+    """Parameters of the robust estimator, mirroring ``cv2.UsacParams``.
+
+    Unknown attributes cannot be set (the dataclass has fixed fields); values are validated
+    when used. ``randomGeneratorState`` is the seed (None: fresh entropy).
+    """
+
+    confidence: float = 0.99
+    maxIterations: int = 10000
+    threshold: float = 1.5
+    score: int = SCORE_METHOD_MSAC
+    sampler: int = SAMPLING_UNIFORM
+    loMethod: int = LOCAL_OPTIM_INNER_LO
+    loIterations: int = 10
+    loSampleSize: int = 4 * MIN_LINEAR_POINTS
+    final_polisher: int = LSQ_POLISHER
+    randomGeneratorState: int | None = None
+
+    def __setattr__(self, name, value):
+        if name not in {f.name for f in fields(UsacParams)}:
+            raise ValueError(f"UsacParams has no parameter {name!r}")
+        object.__setattr__(self, name, value)
+
+    def to_options(self) -> RobustOptions:
+        _check_threshold("params.threshold", self.threshold)
+        _check_confidence("params.confidence", self.confidence)
+        _check_iters("params.maxIterations", self.maxIterations)
+        score = {SCORE_METHOD_RANSAC: RANSAC, SCORE_METHOD_MSAC: MSAC,
+                 SCORE_METHOD_LMEDS: LMEDS}.get(self.score)
+        if score is None:
+            raise ValueError("params.score must be SCORE_METHOD_RANSAC, SCORE_METHOD_MSAC or "
+                             f"SCORE_METHOD_LMEDS, got {self.score!r}")
+        if self.sampler != SAMPLING_UNIFORM:
+            raise ValueError(f"params.sampler must be SAMPLING_UNIFORM, got {self.sampler!r}")
+        if self.loMethod not in (LOCAL_OPTIM_NULL, LOCAL_OPTIM_INNER_LO):
+            raise ValueError("params.loMethod must be LOCAL_OPTIM_NULL or LOCAL_OPTIM_INNER_LO, "
+                             f"got {self.loMethod!r}")
+        if self.final_polisher not in (NONE_POLISHER, LSQ_POLISHER):
+            raise ValueError("params.final_polisher must be NONE_POLISHER or LSQ_POLISHER, got "
+                             f"{self.final_polisher!r}")
+        _check_iters("params.loIterations", self.loIterations, minimum=0)
+        _check_iters("params.loSampleSize", self.loSampleSize, minimum=MIN_LINEAR_POINTS + 1)
+        return RobustOptions(
+            method=score, threshold=float(self.threshold), confidence=float(self.confidence),
+            max_iterations=int(self.maxIterations),
+            local_optimization=self.loMethod == LOCAL_OPTIM_INNER_LO,
+            lo_iterations=int(self.loIterations),
+            lo_sample_factor=max(1, int(self.loSampleSize) // MIN_LINEAR_POINTS),
+            final_refit=self.final_polisher == LSQ_POLISHER)
+
+
+def _check_threshold(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive number of pixels, got {v!r}")
+
+
+def _check_confidence(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0 < v < 1:
+        raise ValueError(f"{name} must be in (0, 1), got {v!r}")
+
+
+def _check_iters(name, v, minimum=1):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {v!r}")
+
+
+def computeEpipolarTensor(camera1, camera2) -> np.ndarray:
+    """Epipolar tensor of two two-slit cameras (Theorem 1, eq. entries_epipolar_tensor).
+
+    Parameters
+    ----------
+    camera1, camera2 : TwoSlitCamera (or PushbroomCamera)
+
+    Returns
+    -------
+    F : (2, 2, 2, 2) ndarray
+        ``F[i, j, k, l]`` is the paper's ``f_(i+1)(j+1)(k+1)(l+1)``; matching pixels satisfy
+        ``sum F[i,j,k,l] [x,1]_i [y,1]_j [x',1]_k [y',1]_l = 0``. Not normalised: the exact
+        determinants of eq. entries_epipolar_tensor.
+
+    Examples
+    --------
+    >>> import xslit
+    >>> A = xslit.TwoSlitCamera([[-1, 7, 4, 0], [8, -1, 13, 4]], [[11, 6, -2, 4], [8, -1, 13, -5]])
+    >>> B = xslit.TwoSlitCamera([[14, 9, -3, 8], [0, 0, 0, 1]], [[-3, 8, 10, 3], [6, 13, 5, 13]])
+    >>> np.round(xslit.computeEpipolarTensor(A, B)[1, 1]).astype(int)
+    array([[   97,  -380],
+           [-1259,  1425]])
+    """
+    for name, cam in (("camera1", camera1), ("camera2", camera2)):
+        if not isinstance(cam, TwoSlitCamera):
+            raise ValueError(f"{name} must be a TwoSlitCamera, got {type(cam).__name__}")
+    return epipolar_tensor(camera1.A1, camera1.A2, camera2.A1, camera2.A2)
+
+
+def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThreshold=1.5,
+                       confidence=0.99, maxIters=10000, *, rng=None):
+    """Estimate the epipolar tensor from correspondences, like ``cv2.findFundamentalMat``.
+
+    Also callable as ``findEpipolarTensor(points1, points2, params)`` with a
+    :class:`UsacParams` (its ``randomGeneratorState`` seeds the sampler).
+
+    Parameters
+    ----------
+    points1, points2 : (N, 2) or (N, 1, 2) array_like
+        Matching pixels in the two images, N >= 15.
+    method : int
+        ``FM_LINEAR``, ``FM_RANSAC``, ``FM_LMEDS``, ``USAC_DEFAULT`` or ``USAC_ACCURATE``.
+    ransacReprojThreshold : float
+        Inlier threshold on the first-order geometric (Sampson) distance, in pixels.
+    confidence : float
+        Desired probability that an all-inlier sample was drawn, in (0, 1).
+    maxIters : int
+    rng : None, int or numpy.random.Generator
+        Randomness of the sampler.
+
+    Returns
+    -------
+    F : (2, 2, 2, 2) ndarray of unit Frobenius norm, or None on failure
+        The failure reason is logged on the ``xslit`` logger; use
+        :func:`xslit.epipolar.estimate.estimate_epipolar_tensor` to get it as a value.
+    mask : (N, 1) uint8 ndarray
+        1 for inliers.
+    """
+    p1 = check_image_points("points1", points1)
+    p2 = check_image_points("points2", points2)
+    if len(p1) != len(p2):
+        raise ValueError(f"points1 and points2 must have the same number of points, got "
+                         f"{len(p1)} and {len(p2)}")
+    if len(p1) < MIN_LINEAR_POINTS:
+        raise ValueError(f"points1 must have shape (N, 2) with N >= {MIN_LINEAR_POINTS}, got "
+                         f"{p1.shape}")
+    if isinstance(method, UsacParams):
+        options = method.to_options()
+        rng = check_rng(method.randomGeneratorState)
+        linear = False
+    else:
+        rng = check_rng(rng)
+        if method not in (FM_LINEAR, FM_RANSAC, FM_LMEDS, USAC_DEFAULT, USAC_ACCURATE):
+            raise ValueError("method must be FM_LINEAR, FM_RANSAC, FM_LMEDS, USAC_DEFAULT or "
+                             f"USAC_ACCURATE, got {method!r}")
+        linear = method == FM_LINEAR
+        if method != FM_LMEDS:
+            _check_threshold("ransacReprojThreshold", ransacReprojThreshold)
+        _check_confidence("confidence", confidence)
+        _check_iters("maxIters", maxIters)
+        options = RobustOptions(
+            method={FM_RANSAC: RANSAC, FM_LMEDS: LMEDS}.get(method, MSAC),
+            threshold=float(ransacReprojThreshold) if method != FM_LMEDS else 1.0,
+            confidence=max(confidence, 0.999) if method == USAC_ACCURATE else float(confidence),
+            max_iterations=int(maxIters),
+            local_optimization=method in (USAC_DEFAULT, USAC_ACCURATE),
+            lo_iterations=20 if method == USAC_ACCURATE else 10,
+            preemptive_subset=256 if method in (USAC_DEFAULT, USAC_ACCURATE) else 0,
+        )
+    est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear)
+    mask = est.inliers.astype(np.uint8)[:, None]
+    if not est.success:
+        log.warning("findEpipolarTensor failed: %s", est.reason)
+        return None, mask
+    return est.F, mask
