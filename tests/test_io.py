@@ -1,0 +1,362 @@
+"""Dataset format: round trips, damage detection with clear errors, atomic writes; PLY, JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import xslit
+from xslit.io import (
+    FORMAT_VERSION,
+    Dataset,
+    DatasetWriter,
+    ProgressBar,
+    View,
+    load_dataset,
+    read_json,
+    read_ply,
+    sha256_of_file,
+    verify_dataset,
+    write_dataset,
+    write_json,
+    write_ply,
+)
+from xslit.synthetic import (
+    random_points_in_front,
+    random_pushbroom_intrinsics,
+    random_two_slit_intrinsics,
+)
+
+W, H = 24, 16
+
+
+def _views(rng):
+    rng = np.random.default_rng(rng)
+    i2 = random_two_slit_intrinsics(rng)
+    r2, t2 = rng.normal(scale=0.2, size=3), np.array([0.1, -0.2, 6.0])
+    ip = random_pushbroom_intrinsics(rng)
+    rp, tp = rng.normal(scale=0.2, size=3), np.array([0.0, 0.3, 5.0])
+    K = np.array([[30.0, 0, 12], [0, 30, 8], [0, 0, 1]])
+    rk, tk = np.zeros(3), np.array([0, 0, 4.0])
+    cams = [(xslit.composeTwoSlitProjection(i2, r2, t2), i2, r2, t2),
+            (xslit.composePushbroomProjection(ip, rp, tp), ip, rp, tp),
+            (xslit.PinholeCamera.from_intrinsics(K, rk, tk), K, rk, tk)]
+    views = []
+    jj, ii = np.meshgrid(np.arange(W), np.arange(H))
+    pixels = np.stack([jj.ravel(), ii.ravel()], axis=1).astype(float)
+    for k, (cam, intr, r, t) in enumerate(cams):
+        rays = cam.rays(pixels)  # ground truth: a point on each pixel's ray
+        pts = rays[:, :3] + rng.uniform(1, 3, size=(len(rays), 1)) * rays[:, 3:]
+        pts = pts.reshape(H, W, 3).astype(np.float32)
+        pts[rng.uniform(size=(H, W)) < 0.2] = np.nan
+        views.append(View(f"view_{k:03d}", cam, rng.integers(0, 256, (H, W, 3), dtype=np.uint8),
+                          pts, intr, {"rvec": r, "tvec": t}, {"index": k}))
+    return views
+
+
+def _dataset(rng=0) -> Dataset:
+    views = _views(rng)
+    X = random_points_in_front([views[0].camera, views[2].camera], 30, rng, radius=0.5)
+    pairs = [xslit.io.Correspondences("view_000", "view_002", views[0].camera.project(X),
+                                      views[2].camera.project(X), X)]
+    cloud = (X, np.full((30, 3), 200, np.uint8))
+    return Dataset(views, pairs, {"recipe": "test", "seed": 0}, cloud)
+
+
+@pytest.fixture
+def written(tmp_path):
+    ds = _dataset()
+    root = tmp_path / "ds"
+    write_dataset(root, ds, progress=False)
+    return ds, root
+
+
+def _rehash(root, rel):
+    """Update the manifest entry of ``rel`` to the file as it is now (a consistent edit)."""
+    m = json.loads((root / "manifest.json").read_text())
+    p = root / rel
+    m["files"][rel] = {"size": p.stat().st_size, "sha256": sha256_of_file(p)}
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+def _edit_manifest(root, fn):
+    m = json.loads((root / "manifest.json").read_text())
+    fn(m)
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+# -- round trip ----------------------------------------------------------------------------
+def test_round_trip_identical(written):
+    ds, root = written
+    got = load_dataset(root)
+    assert got.metadata == ds.metadata
+    assert [v.name for v in got.views] == [v.name for v in ds.views]
+    for a, b in zip(ds.views, got.views, strict=True):
+        assert type(a.camera) is type(b.camera)
+        assert a.camera.to_dict() == b.camera.to_dict()
+        np.testing.assert_array_equal(a.image, b.image)
+        assert b.points.dtype == np.float32
+        np.testing.assert_array_equal(a.points, b.points)  # NaNs in the same places
+        np.testing.assert_array_equal(a.pose["rvec"], b.pose["rvec"])
+        np.testing.assert_array_equal(a.pose["tvec"], b.pose["tvec"])
+        assert b.meta == a.meta
+    for k in (0, 1):
+        assert got.views[k].intrinsics.to_dict() == ds.views[k].intrinsics.to_dict()
+    np.testing.assert_array_equal(got.views[2].intrinsics, ds.views[2].intrinsics)
+    c0, c1 = ds.correspondences[0], got.correspondences[0]
+    for k in ("points1", "points2", "X"):
+        np.testing.assert_array_equal(getattr(c0, k), getattr(c1, k))
+    np.testing.assert_array_equal(got.point_cloud[0], ds.point_cloud[0])
+    np.testing.assert_array_equal(got.point_cloud[1], ds.point_cloud[1])
+    swapped = got.pair("view_002", "view_000")
+    np.testing.assert_array_equal(swapped.points1, c0.points2)
+    report = verify_dataset(root)
+    assert report["views"] == 3 and report["max_pair_reprojection_px"] < 1e-9
+
+
+def test_manifest_lists_every_file(written):
+    _, root = written
+    m = json.loads((root / "manifest.json").read_text())
+    assert m["version"] == FORMAT_VERSION and m["format"] == "xslit-dataset"
+    on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    assert on_disk - {"manifest.json"} == set(m["files"])
+    assert not list(root.parent.glob(".ds.*"))  # no temporary folders left
+
+
+# -- damage ----------------------------------------------------------------------------------
+def test_truncated_png(written):
+    _, root = written
+    p = root / "images/view_001.png"
+    p.write_bytes(p.read_bytes()[:-40])
+    with pytest.raises(ValueError, match=r"images/view_001.png: file is truncated"):
+        load_dataset(root)
+    _rehash(root, "images/view_001.png")
+    with pytest.raises(ValueError, match=r"images/view_001.png: cannot be decoded as a PNG"):
+        load_dataset(root)
+
+
+def test_edited_json_checksum_mismatch(written):
+    _, root = written
+    p = root / "cameras/view_000.json"
+    p.write_text(p.read_text().replace("0", "1", 1))
+    with pytest.raises(ValueError, match=r"cameras/view_000.json: (checksum mismatch|file is)"):
+        load_dataset(root)
+
+
+def test_edited_json_same_size_detected_by_checksum(written):
+    _, root = written
+    p = root / "cameras/view_000.json"
+    text = p.read_text()
+    i = text.index(".") + 1  # first digit after a decimal point: inside a number
+    p.write_text(text[:i] + ("2" if text[i] != "2" else "3") + text[i + 1:])
+    with pytest.raises(ValueError, match=r"cameras/view_000.json: checksum mismatch"):
+        load_dataset(root)
+    # Without checksums the sizes still agree, but the camera no longer matches its
+    # intrinsics and pose.
+    with pytest.raises(ValueError, match=r"view_000.json: bad camera data: intrinsics and pose"):
+        load_dataset(root, checksums=False)
+
+
+def test_malformed_json(written):
+    _, root = written
+    p = root / "cameras/view_002.json"
+    p.write_text(p.read_text()[:-10])
+    _rehash(root, "cameras/view_002.json")
+    with pytest.raises(ValueError, match=r"cameras/view_002.json: malformed JSON: .* line \d+"):
+        load_dataset(root)
+
+
+def test_bad_camera_data(written):
+    _, root = written
+    rel = "cameras/view_000.json"
+    rec = json.loads((root / rel).read_text())
+    rec["camera"]["A1"] = [[1, 0, 0, 0], [2, 0, 0, 0]]
+    (root / rel).write_text(json.dumps(rec))
+    _rehash(root, rel)
+    with pytest.raises(ValueError, match=r"cameras/view_000.json: bad camera data: A1 must have "
+                                         r"rank 2"):
+        load_dataset(root)
+
+
+def test_camera_inconsistent_with_intrinsics(written):
+    _, root = written
+    rel = "cameras/view_001.json"
+    rec = json.loads((root / rel).read_text())
+    rec["pose"]["tvec"][2] += 1.0
+    (root / rel).write_text(json.dumps(rec))
+    _rehash(root, rel)
+    with pytest.raises(ValueError, match=r"view_001.json: bad camera data: intrinsics and pose "
+                                         r"do not rebuild"):
+        load_dataset(root)
+
+
+def test_missing_file(written):
+    _, root = written
+    (root / "points/view_002.npz").unlink()
+    with pytest.raises(ValueError, match=r"points/view_002.npz: file is missing"):
+        load_dataset(root)
+
+
+def test_missing_manifest(tmp_path):
+    (tmp_path / "x").mkdir()
+    with pytest.raises(ValueError, match=r"manifest.json: file is missing; .* not an xslit"):
+        load_dataset(tmp_path / "x")
+
+
+@pytest.mark.parametrize(("version", "match"), [(FORMAT_VERSION + 1, "newer xslit"),
+                                                (0, "unsupported format version 0"),
+                                                ("1", "version must be an integer")])
+def test_wrong_version(written, version, match):
+    _, root = written
+    _edit_manifest(root, lambda m: m.update(version=version))
+    with pytest.raises(ValueError, match=match):
+        load_dataset(root)
+
+
+def test_image_shape_mismatch(written):
+    _, root = written
+    rel = "cameras/view_000.json"
+    rec = json.loads((root / rel).read_text())
+    rec["image_size"] = [W + 1, H]
+    (root / rel).write_text(json.dumps(rec))
+    _rehash(root, rel)
+    with pytest.raises(ValueError, match=rf"images/view_000.png: image must be \({H}, {W + 1}, 3"):
+        load_dataset(root)
+
+
+def test_bad_points_and_matches(written):
+    _, root = written
+    np.savez(root / "points/view_001.npz", points=np.zeros((H, W, 2)))
+    _rehash(root, "points/view_001.npz")
+    with pytest.raises(ValueError, match=r"points/view_001.npz: points must be a float array"):
+        load_dataset(root)
+
+
+def test_truncated_npz_and_unlisted_path(written):
+    _, root = written
+    rel = "matches/view_000__view_002.npz"
+    (root / rel).write_bytes((root / rel).read_bytes()[:50])
+    _rehash(root, rel)
+    with pytest.raises(ValueError, match=r"matches/view_000__view_002.npz: cannot be read"):
+        load_dataset(root)
+    _edit_manifest(root, lambda m: m["views"][0].update(image="../escape.png"))
+    with pytest.raises(ValueError, match=r"bad file name '../escape.png'"):
+        load_dataset(root)
+
+
+def test_verify_detects_wrong_ground_truth(tmp_path):
+    ds = _dataset(1)
+    c = ds.correspondences[0]
+    c.points2 = c.points2 + 0.5
+    write_dataset(tmp_path / "d", ds, progress=False)
+    load_dataset(tmp_path / "d")  # structurally fine
+    with pytest.raises(ValueError, match=r"do not reproject into view_002"):
+        verify_dataset(tmp_path / "d")
+
+
+# -- atomic writes ---------------------------------------------------------------------------
+def test_interrupted_write_leaves_nothing(tmp_path):
+    views = _views(2)
+    out = tmp_path / "new"
+    with pytest.raises(RuntimeError, match="simulated crash"), DatasetWriter(out,
+                                                                             progress=False) as w:
+        w.add_view(views[0].name, views[0].camera, views[0].image, points=views[0].points)
+        raise RuntimeError("simulated crash")
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_overwrite_keeps_old_dataset(written):
+    _, root = written
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    views = _views(3)
+    with pytest.raises(KeyboardInterrupt), DatasetWriter(root, overwrite=True,
+                                                         progress=False) as w:
+        w.add_view("other", views[1].camera, views[1].image)
+        raise KeyboardInterrupt  # Ctrl-C in the middle of a long generation
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in root.parent.iterdir()) == ["ds"]
+    load_dataset(root)
+
+
+def test_overwrite_replaces(written):
+    _, root = written
+    views = _views(4)
+    with DatasetWriter(root, {"v": 2}, overwrite=True, progress=False) as w:
+        w.add_view("only", views[2].camera, views[2].image)
+    got = load_dataset(root)
+    assert [v.name for v in got.views] == ["only"] and got.metadata == {"v": 2}
+    assert sorted(p.name for p in root.parent.iterdir()) == ["ds"]
+
+
+def test_writer_refuses(tmp_path, written):
+    _, root = written
+    with pytest.raises(ValueError, match="already exists; pass overwrite=True"):
+        DatasetWriter(root)
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "thesis.tex").write_text("x")
+    with pytest.raises(ValueError, match=r"not an xslit dataset .* refusing"):
+        DatasetWriter(tmp_path / "precious", overwrite=True)
+    views = _views(5)
+    with DatasetWriter(tmp_path / "n", progress=False) as w:
+        w.add_view("a", views[0].camera, views[0].image)
+        with pytest.raises(ValueError, match="name 'a' is already a view"):
+            w.add_view("a", views[0].camera, views[0].image)
+        with pytest.raises(ValueError, match="name must be 1-100 characters"):
+            w.add_view("../x", views[0].camera, views[0].image)
+        with pytest.raises(ValueError, match=r"image must be an \(H, W, 3\) uint8 array"):
+            w.add_view("b", views[0].camera, views[0].image.astype(float))
+        with pytest.raises(ValueError, match="points must be a float array of shape"):
+            w.add_view("b", views[0].camera, views[0].image, points=np.zeros((2, 2, 3)))
+        with pytest.raises(ValueError, match="view2 must name a view added before"):
+            w.add_correspondences("a", "zz", np.zeros((1, 2)), np.zeros((1, 2)), np.zeros((1, 3)))
+        with pytest.raises(ValueError, match=r"points2 must have shape \(1, 2\)"):
+            w.add_correspondences("a", "a", np.zeros((1, 2)), np.zeros((2, 2)), np.zeros((1, 3)))
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def test_ply_round_trip_and_ascii(tmp_path):
+    rng = np.random.default_rng(6)
+    P = rng.normal(size=(50, 3))
+    C = rng.integers(0, 256, size=(50, 3), dtype=np.uint8)
+    write_ply(tmp_path / "a.ply", P, C)
+    P2, C2 = read_ply(tmp_path / "a.ply")
+    np.testing.assert_array_equal(P, P2)
+    np.testing.assert_array_equal(C, C2)
+    (tmp_path / "b.ply").write_text("ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\n"
+                                    "property float y\nproperty float z\nend_header\n"
+                                    "1 2 3\n4 5 6\n")
+    P3, C3 = read_ply(tmp_path / "b.ply")
+    assert P3.tolist() == [[1, 2, 3], [4, 5, 6]] and C3 is None
+    raw = (tmp_path / "a.ply").read_bytes()
+    (tmp_path / "c.ply").write_bytes(raw[:-10])
+    with pytest.raises(ValueError, match="truncated PLY data"):
+        read_ply(tmp_path / "c.ply")
+    with pytest.raises(ValueError, match=r"points must have shape \(N, 3\)"):
+        write_ply(tmp_path / "d.ply", np.zeros((3, 2)))
+
+
+def test_json_helpers(tmp_path):
+    write_json(tmp_path / "a.json", {"x": np.arange(3), "y": np.float64(1.5)})
+    assert read_json(tmp_path / "a.json") == {"x": [0, 1, 2], "y": 1.5}
+    (tmp_path / "b.json").write_text('{"x": NaN}')
+    with pytest.raises(ValueError, match="NaN is not allowed"):
+        read_json(tmp_path / "b.json")
+    with pytest.raises(ValueError, match="Out of range float values"):
+        write_json(tmp_path / "c.json", {"x": float("inf")})
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_progress_bar():
+    out = io.StringIO()
+    with ProgressBar(4, "work", enabled=True, stream=out) as bar:
+        for _ in range(4):
+            bar.update()
+    assert "work [" in out.getvalue() and "4/4" in out.getvalue()
+    quiet = io.StringIO()
+    with ProgressBar(4, "work", stream=quiet) as bar:  # not a terminal: silent
+        bar.update()
+    assert quiet.getvalue() == ""

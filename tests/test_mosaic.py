@@ -1,0 +1,194 @@
+"""Mosaics from video (Zomet et al. 2003): exactness of the reported camera, sampling, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from xslit import PinholeCamera, PushbroomCamera, TwoSlitCamera
+from xslit.geometry.projective import matrix_from_rvec
+from xslit.mosaic import (
+    frames_from_source,
+    main,
+    mosaic_camera,
+    mosaic_columns,
+    mosaic_from_frames,
+)
+
+#: Tolerances in one place: pixels for exact geometry.
+TOL_PX = 1e-8
+
+
+def _rig(rng, speed=0.05, skew=0.0):
+    """A random pinhole video rig: K, pose of frame 0, and sideways velocity (world)."""
+    rng = np.random.default_rng(rng)
+    f = rng.uniform(100, 400)
+    K = np.array([[f, skew, rng.uniform(60, 100)], [0, f * rng.uniform(0.9, 1.1),
+                                                     rng.uniform(40, 80)], [0, 0, 1]])
+    rvec = rng.normal(scale=0.5, size=3)
+    tvec = rng.normal(size=3)
+    R = matrix_from_rvec(rvec)
+    return K, rvec, tvec, speed * R[0]
+
+
+def _frame_camera(K, rvec, tvec, velocity, t):
+    R = matrix_from_rvec(rvec)
+    return PinholeCamera.from_intrinsics(K, rvec, tvec - t * (R @ velocity))
+
+
+@pytest.mark.parametrize(("slope", "speed"), [(0.0, 0.05), (0.4, 0.05), (-0.7, 0.05),
+                                              (0.5, -0.03), (0.0, -0.03)])
+def test_points_on_frame_rays_project_to_mosaic_pixels(slope, speed):
+    """A point seen by column a + b t, row y of frame t is mosaic pixel (t, y), exactly."""
+    rng = np.random.default_rng(1)
+    K, rvec, tvec, vel = _rig(rng, speed, skew=0.5)
+    a = 70.0
+    cam = mosaic_camera(K, rvec, tvec, vel, a, slope)
+    assert isinstance(cam, PushbroomCamera if slope == 0 else TwoSlitCamera)
+    t = rng.integers(0, 100, size=50).astype(float)
+    y = rng.uniform(0, 120, size=50)
+    X = np.empty((50, 3))
+    for k in range(50):
+        ray = _frame_camera(K, rvec, tvec, vel, t[k]).rays([[a + slope * t[k], y[k]]])[0]
+        X[k] = ray[:3] + rng.uniform(2, 20) * ray[3:]
+    np.testing.assert_allclose(cam.project(X), np.stack([t, y], axis=1), atol=TOL_PX)
+
+
+@pytest.mark.parametrize("slope", [0.0, 0.6, -0.6])
+def test_mosaic_camera_matches_column_selection_from_projections(slope):
+    """Project synthetic points with every pinhole frame, find the frame time where the point
+    crosses the moving column (x_t - (a + b t) is affine in t for sideways motion, so linear
+    interpolation between integer frames is exact), and compare with the mosaic camera."""
+    rng = np.random.default_rng(2)
+    K, rvec, tvec, vel = _rig(rng, 0.04)
+    a, n_frames = 60.0, 200
+    cam = mosaic_camera(K, rvec, tvec, vel, a, slope)
+    pin0 = _frame_camera(K, rvec, tvec, vel, 0)
+    # Points seen by frame 0 at 3-15 units depth.
+    px = rng.uniform([0, 0], [160, 120], size=(40, 2))
+    rays = pin0.rays(px)
+    X = rays[:, :3] + rng.uniform(3, 15, size=(40, 1)) * rays[:, 3:]
+    frames = np.arange(n_frames)
+    proj = np.stack([_frame_camera(K, rvec, tvec, vel, t).project(X) for t in frames])
+    g = proj[:, :, 0] - (a + slope * frames[:, None])  # (T, N), affine in t
+    tau = -g[0] / (g[1] - g[0])
+    y_tau = proj[0, :, 1]  # rows do not change with sideways motion
+    np.testing.assert_allclose(proj[:, :, 1], np.broadcast_to(y_tau, proj.shape[:2]), atol=1e-9)
+    np.testing.assert_allclose(cam.project(X), np.stack([tau, y_tau], axis=1), atol=TOL_PX)
+    # The points crossing inside the video are in front of the mosaic camera when its second
+    # slit lies behind the path (slope and speed of the same sign) or for pushbroom.
+    if slope >= 0:
+        assert cam.in_front(X).all()
+
+
+def test_wide_strips_exact_at_strip_centres():
+    rng = np.random.default_rng(3)
+    K, rvec, tvec, vel = _rig(rng)
+    w, a, b = 3, 50.0, 0.25
+    cam = mosaic_camera(K, rvec, tvec, vel, a, b, strip_width=w)
+    t = np.arange(10.0)
+    X = np.array([r[:3] + 7 * r[3:] for r in
+                  (_frame_camera(K, rvec, tvec, vel, tk).rays([[a + b * tk, 30.0]])[0]
+                   for tk in t)])
+    np.testing.assert_allclose(cam.project(X)[:, 0], w * t + (w - 1) / 2, atol=TOL_PX)
+
+
+def test_mosaic_rays_meet_the_camera_path():
+    """The slit of A2 is the camera path: every mosaic ray passes through it."""
+    rng = np.random.default_rng(4)
+    K, rvec, tvec, vel = _rig(rng)
+    cam = mosaic_camera(K, rvec, tvec, vel, 40.0, 0.5)
+    c0 = _frame_camera(K, rvec, tvec, vel, 0).center
+    for t in (0.0, 17.0, 55.0):
+        ray = cam.rays([[t, 33.0]])[0]
+        c = c0 + t * vel
+        # Distance from the frame-t centre to the mosaic ray's line.
+        d = np.linalg.norm(np.cross(c - ray[:3], ray[3:]))
+        assert d < 1e-9
+
+
+def test_mosaic_sampling_linear_interpolation():
+    frames = np.tile(np.arange(8.0) * 10, (5, 3, 1))  # value = 10 * column
+    mosaic, valid = mosaic_from_frames(frames, 1.25, 1.375)
+    np.testing.assert_allclose(mosaic[0, :, 0], 10 * (1.25 + 1.375 * np.arange(5)))
+    assert valid.tolist() == [True, True, True, True, True]
+    mosaic, valid = mosaic_from_frames(frames, 5.0, 1.0)
+    assert valid.tolist() == [True, True, True, False, False]
+    assert (mosaic[:, 3:] == 0).all()
+
+
+def test_mosaic_uint8_rgb_and_strips():
+    rng = np.random.default_rng(5)
+    frames = rng.integers(0, 256, size=(6, 4, 10, 3), dtype=np.uint8)
+    mosaic, valid = mosaic_from_frames(iter(list(frames)), 4, 0.0, strip_width=3)
+    assert mosaic.dtype == np.uint8 and mosaic.shape == (4, 18, 3) and valid.all()
+    for t in range(6):
+        np.testing.assert_array_equal(mosaic[:, 3 * t:3 * t + 3], frames[t][:, 3:6])
+    desc, _ = mosaic_from_frames(frames, 4, 0.0, strip_width=3, descending=True)
+    np.testing.assert_array_equal(desc[:, :3], frames[0][:, 5:2:-1])
+    t, x = mosaic_columns(2, 4.0, 1.0, strip_width=3)
+    assert t.tolist() == [0, 0, 0, 1, 1, 1] and x.tolist() == [3, 4, 5, 4, 5, 6]
+
+
+def test_bad_input():
+    K, rvec, tvec, vel = _rig(6)
+    with pytest.raises(ValueError, match="velocity must be along the camera's x axis"):
+        mosaic_camera(K, rvec, tvec, matrix_from_rvec(rvec)[1], 10, 0.5)
+    with pytest.raises(ValueError, match="velocity must be non-zero"):
+        mosaic_camera(K, rvec, tvec, [0, 0, 0], 10, 0.5)
+    with pytest.raises(ValueError, match="K must be upper triangular"):
+        mosaic_camera(np.ones((3, 3)), rvec, tvec, vel, 10, 0.5)
+    with pytest.raises(ValueError, match="column must be finite"):
+        mosaic_camera(K, rvec, tvec, vel, np.nan, 0.5)
+    with pytest.raises(ValueError, match="strip_width must be an integer >= 1"):
+        mosaic_from_frames(np.zeros((2, 3, 4)), 1, strip_width=0)
+    with pytest.raises(ValueError, match="frames must all have the same shape"):
+        mosaic_from_frames([np.zeros((3, 4)), np.zeros((3, 5))], 1)
+    with pytest.raises(ValueError, match="at least one frame"):
+        mosaic_from_frames([], 1)
+    with pytest.raises(ValueError, match="neither a video file nor a folder"):
+        list(frames_from_source("/nonexistent/video.mp4"))
+
+
+def test_cli_folder_of_frames(tmp_path, capsys):
+    import imageio.v3 as iio
+
+    rng = np.random.default_rng(7)
+    src = tmp_path / "frames"
+    src.mkdir()
+    frames = rng.integers(0, 256, size=(12, 6, 9, 3), dtype=np.uint8)
+    for k, f in enumerate(frames):
+        iio.imwrite(src / f"f{k:03d}.png", f)
+    out = tmp_path / "out"
+    rc = main([str(src), "--out-dir", str(out), "--K", "50,50,4,3", "--speed", "0.1",
+               "--step", "2"])
+    assert rc == 0
+    pb = iio.imread(out / "pushbroom.png")
+    np.testing.assert_array_equal(pb, frames[::2, :, 4].transpose(1, 0, 2))
+    xs = iio.imread(out / "xslit.png")
+    assert xs.shape == (6, 6, 3)
+    np.testing.assert_array_equal(xs[:, 0], frames[0][:, 0])
+    np.testing.assert_array_equal(xs[:, -1], frames[10][:, 8])
+    cam = json.loads((out / "xslit.json").read_text())
+    assert cam["camera"]["model"] == "two_slit" and cam["image_size"] == [6, 6]
+    assert json.loads((out / "pushbroom.json").read_text())["camera"]["model"] == "pushbroom"
+    assert "valid columns" in capsys.readouterr().out
+
+
+def test_cli_gif_video(tmp_path):
+    import imageio.v3 as iio
+
+    frames = np.random.default_rng(8).integers(0, 256, size=(5, 6, 7, 3), dtype=np.uint8)
+    iio.imwrite(tmp_path / "v.gif", frames, loop=0)
+    got = np.stack(list(frames_from_source(tmp_path / "v.gif", start=1, stop=4)))
+    assert got.shape[0] == 3 and got.shape[1:3] == (6, 7)
+    assert main([str(tmp_path / "v.gif"), "--out-dir", str(tmp_path / "o"), "--kind",
+                 "pushbroom"]) == 0
+    assert (tmp_path / "o" / "pushbroom.png").is_file()
+
+
+def test_cli_needs_both_K_and_motion(tmp_path, capsys):
+    assert main([str(tmp_path), "--out-dir", str(tmp_path / "o"), "--K", "1,1,0,0"]) == 2
+    assert "error:" in capsys.readouterr().err
