@@ -71,22 +71,29 @@ def retinal_plane_homography(slit1, slit2, frame1, frame2) -> np.ndarray:
             raise ValueError("frame1 and frame2 must span planes that meet along a transversal "
                              "to the slits (Lemma); their common line misses a slit, so the "
                              "change of coordinates is quadratic, not a homography")
-    # Five exact correspondences in general position, away from the line pi1 ^ pi2.
-    U = np.array([[1.0, 0.3, 1.0], [-0.7, 1.1, 1.0], [0.4, -1.3, 1.0], [1.7, 1.2, 1.0],
-                  [-1.1, -0.6, 1.0], [0.2, 0.9, 1.0]])
-    y = U @ Y1.T
-    rays = line_from_planes(y @ P1.T, y @ P2.T)
-    y2 = meet_line_plane(rays, pi2)
-    U2 = np.linalg.lstsq(Y2, y2.T, rcond=None)[0].T
-    # DLT: U2 x (H U) = 0.
-    rows = []
-    for a, b in zip(U, U2, strict=True):
-        z = np.zeros(3)
-        rows.append(np.concatenate([z, -b[2] * a, b[1] * a]))
-        rows.append(np.concatenate([b[2] * a, z, -b[0] * a]))
-    _, s, Vt = np.linalg.svd(np.array(rows))
-    if s[-2] < 1e-10 * s[0]:
-        raise ValueError("frame1: the sample points meet the exceptional line; choose another "
-                         "frame")
-    H = Vt[-1].reshape(3, 3)
+    # Closed form of the proof (appendix B): in the intrinsic frame [y1, y2, y3] of pi1
+    # (y1 = l2 ^ pi1, y2 = l1 ^ pi1), the map is the identity onto the frame
+    # Y' = [-(p2 ^ q1 ^ pi2), -(p1 ^ q2 ^ pi2), p1 ^ q1 ^ pi2] of pi2, so
+    # H = (Y' in frame2) (intrinsic frame in frame1)^-1.
+    y1 = meet_line_plane(l2, pi1)
+    y2 = meet_line_plane(l1, pi1)
+    for y, slit, l in ((y1, "slit2", l2), (y2, "slit1", l1)):
+        if np.linalg.norm(y) <= 1e-12 * np.linalg.norm(pi1) * np.linalg.norm(l):
+            raise ValueError(f"frame1 spans a plane that contains {slit}: not a retinal plane")
+    # y3: the column of frame1 that makes the intrinsic frame best conditioned.
+    unit = [v / np.linalg.norm(v) for v in (y1, y2)]
+    best = max(range(3), key=lambda k: np.linalg.svd(
+        np.stack([*unit, Y1[:, k] / np.linalg.norm(Y1[:, k])], axis=1), compute_uv=False)[-1])
+    y3 = Y1[:, best]
+    p1, p2 = P1 @ y3, -(P1 @ y1)
+    q1, q2 = P2 @ y3, -(P2 @ y2)
+    Yp = np.stack([-meet_line_plane(line_from_planes(p2, q1), pi2),
+                   -meet_line_plane(line_from_planes(p1, q2), pi2),
+                   meet_line_plane(line_from_planes(p1, q1), pi2)], axis=1)
+    T1 = np.linalg.lstsq(Y1, np.stack([y1, y2, y3], axis=1), rcond=None)[0]
+    T2 = np.linalg.lstsq(Y2, Yp, rcond=None)[0]
+    s = np.linalg.svd(T2, compute_uv=False)
+    if s[-1] <= 1e-12 * s[0]:
+        raise ValueError("frame2 spans a plane that contains a slit: not a retinal plane")
+    H = T2 @ np.linalg.inv(T1)
     return H / np.linalg.norm(H)

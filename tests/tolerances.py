@@ -1,0 +1,35 @@
+"""Every numerical tolerance of the test suite, in one place.
+
+Relative tolerances are dimensionless (``xslit.testing.projective_distance`` or an error divided
+by the size of the quantity); absolute ones say what they are measured in.
+"""
+
+#: Exact arithmetic on small integers (the paper's worked examples).
+EXACT = 1e-12
+
+#: Issue 2: "the ray of each projected pixel contains the 3D point (relative 1e-9)".
+RAY_RTOL = 1e-9
+
+#: Cameras or matrices equal up to scale after a decomposition / composition round trip.
+ROUNDTRIP_RTOL = 1e-9
+
+#: Intrinsics (K entries relative to their size, theta in rad, d relative) after a round trip
+#: or a Euclidean motion.
+INTRINSICS_RTOL = 1e-9
+
+#: Two computations of the same projection by different formulas (psi = N lambda against the
+#: linear two-slit model, quadratic forms, retinal-plane changes).
+PROJECTION_RTOL = 1e-9
+
+#: The Lemma's homography (closed form of its proof) against the two rational projections.
+HOMOGRAPHY_RTOL = 1e-9
+
+#: projectTwoSlitPoints against camera.project (pixels, relative to the pixel magnitude).
+PIXEL_RTOL = 1e-10
+
+#: Complex-step Jacobian against central finite differences (relative to each column's size).
+JACOBIAN_RTOL = 1e-6
+
+#: Sizes of the randomised checks required by issue 2.
+N_CAMERAS = 1000
+N_POINTS_PER_CAMERA = 10
