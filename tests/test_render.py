@@ -1,0 +1,286 @@
+"""Renderer: exact reprojection of every rendered hit point, texture richness for SIFT, exact
+ground-truth correspondences with visibility, file round trip, and malformed input (issue 4)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from xslit import PinholeCamera, PushbroomIntrinsics, TwoSlitIntrinsics
+from xslit.cameras import compose_pushbroom, compose_two_slit
+from xslit.geometry.projective import rvec_from_matrix
+from xslit.synthetic import random_two_slit_camera
+
+render = pytest.importorskip("xslit.render")
+cv2 = pytest.importorskip("cv2")
+
+pytestmark = pytest.mark.render
+
+#: Issue 4: "every valid pixel's hit point projects back to that pixel's centre within 1e-6 px".
+REPROJECTION_PX = 1e-6
+#: A SIFT match is correct when it lands within this many pixels of the true correspondence.
+MATCH_PX = 2.0
+
+SMALL = (160, 120)
+LARGE = (640, 480)
+
+
+@pytest.fixture(scope="module")
+def room():
+    return render.make_room_scene(0)
+
+
+@pytest.fixture(scope="module")
+def terrain():
+    return render.make_terrain_scene(1, n_triangles=20_000, texture_size=512)
+
+
+def two_slit_looking_at(eye, target, size, d=0.8, theta=np.pi / 2):
+    w, h = size
+    f = 0.65 * w
+    intr = TwoSlitIntrinsics.from_parameters(f, f / 2, (w - 1) / 2, (h - 1) / 2, theta, d)
+    return compose_two_slit(intr, *render.pose_from_look_at(eye, target))
+
+
+def pinhole_looking_at(eye, target, size):
+    w, h = size
+    K = [[0.8 * w, 0, (w - 1) / 2], [0, 0.8 * w, (h - 1) / 2], [0, 0, 1]]
+    return PinholeCamera.from_intrinsics(K, *render.pose_from_look_at(eye, target))
+
+
+def pushbroom_over_terrain(size, height=60.0):
+    """Flying along +x at ``height``, looking straight down; columns are along-track."""
+    w, h = size
+    R = np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]])
+    C = np.array([-40.0, 0.0, height])
+    intr = PushbroomIntrinsics.from_parameters(80.0 / w, 1.1 * h, (h - 1) / 2)
+    return compose_pushbroom(intr, rvec_from_matrix(R), -R @ C)
+
+
+def reprojection_error(result):
+    m = result["mask"]
+    px = result["camera"].project(result["points"][m])
+    return np.abs(px - result["pixels"][m]).max()
+
+
+# -- exact reprojection ---------------------------------------------------------------------
+def test_two_slit_reprojection(room):
+    cam = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], SMALL)
+    r = render.renderImage(room, cam, SMALL, nthreads=1)
+    assert r["image"].shape == (120, 160, 3) and r["image"].dtype == np.uint8
+    assert r["depth"].shape == (120, 160) and r["points"].shape == (120, 160, 3)
+    assert r["mask"].all()  # inside a closed room every ray hits
+    assert reprojection_error(r) < REPROJECTION_PX
+    np.testing.assert_array_equal(r["pixels"][7, 11], [11, 7])  # centre of row 7, column 11
+
+
+def test_random_two_slit_reprojection(room, rng):
+    intr = TwoSlitIntrinsics(np.array([[120.0, 79.5], [rng.uniform(-0.2, 0.2), 1.0]]),
+                             np.array([[100.0, 59.5], [rng.uniform(-0.2, 0.2), 1.0]]),
+                             np.radians(70.0), -0.6)
+    cam = random_two_slit_camera(rng, distance=4.0, intrinsics=intr)
+    r = render.renderImage(room, cam, SMALL, nthreads=1)
+    assert r["mask"].mean() > 0.5
+    assert reprojection_error(r) < REPROJECTION_PX
+    # Misses carry inf depth and NaN points.
+    assert np.all(np.isinf(r["depth"][~r["mask"]]))
+    assert np.all(np.isnan(r["points"][~r["mask"]]))
+
+
+def test_pushbroom_reprojection(terrain):
+    cam = pushbroom_over_terrain(SMALL)
+    r = render.renderImage(terrain, cam, SMALL, nthreads=1)
+    assert r["mask"].all()
+    assert reprojection_error(r) < REPROJECTION_PX
+    # Each column is one position of the sensor line: the along-track coordinate is constant.
+    x = r["points"][..., 0]
+    np.testing.assert_allclose(x - x[:1], 0, atol=1e-9)
+
+
+def test_pinhole_reprojection(room):
+    cam = pinhole_looking_at([3.0, -3.5, 1.0], [0, 0, -0.5], SMALL)
+    r = render.renderImage(room, cam, SMALL, nthreads=1)
+    assert r["mask"].all()
+    assert reprojection_error(r) < REPROJECTION_PX
+    # Depth is the distance from the centre for a pinhole.
+    dist = np.linalg.norm(r["points"] - cam.center, axis=-1)
+    np.testing.assert_allclose(r["depth"], dist, rtol=1e-9)
+
+
+def test_supersampling_keeps_geometry(room):
+    cam = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], SMALL)
+    r1 = render.renderImage(room, cam, SMALL, nthreads=1)
+    r3 = render.renderImage(room, cam, SMALL, supersample=3, nthreads=1)
+    np.testing.assert_array_equal(r1["depth"], r3["depth"])
+    diff = np.abs(r1["image"].astype(int) - r3["image"].astype(int))
+    assert 0 < diff.mean() < 30  # anti-aliased, not a different picture
+
+
+# -- images rich enough for SIFT; exact ground-truth correspondences ---------------------------
+@pytest.fixture(scope="module")
+def stereo_pair(room):
+    cam1 = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], LARGE)
+    cam2 = two_slit_looking_at([0.5, -4.4, 0.7], [0, 0, -0.3], LARGE, d=1.0, theta=1.3)
+    return (render.renderImage(room, cam1, LARGE, nthreads=2),
+            render.renderImage(room, cam2, LARGE, nthreads=2))
+
+
+def test_sift_finds_many_keypoints(stereo_pair):
+    sift = cv2.SIFT_create()
+    for r in stereo_pair:
+        keypoints = sift.detect(cv2.cvtColor(r["image"], cv2.COLOR_RGB2GRAY), None)
+        assert len(keypoints) > 1000
+
+
+def test_correspondences_reproject_exactly(stereo_pair):
+    r1, r2 = stereo_pair
+    c = render.correspondences_between(r1, r2)
+    assert len(c.X) > 0.5 * r1["mask"].sum()
+    np.testing.assert_allclose(r1["camera"].project(c.X), c.points1, atol=REPROJECTION_PX)
+    np.testing.assert_allclose(r2["camera"].project(c.X), c.points2, atol=REPROJECTION_PX)
+    # Visible in view 2: the hit point of the nearest pixel of view 2 is next to X.
+    ij = np.rint(c.points2[:, ::-1]).astype(int)
+    near = r2["points"][ij[:, 0], ij[:, 1]]
+    assert np.median(np.linalg.norm(near - c.X, axis=1)) < 0.02
+    sub = render.correspondences_between(r1, r2, max_points=500, rng=0)
+    assert len(sub.X) == 500
+    assert np.isin(sub.X[:, 0], c.X[:, 0]).all()
+
+
+def test_correspondences_drop_occluded_points(room):
+    # From the other side of the room, many points seen by view 1 are hidden behind objects.
+    cam1 = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], SMALL)
+    cam2 = two_slit_looking_at([0, 4.5, 0.6], [0, 0, -0.3], SMALL)
+    r1 = render.renderImage(room, cam1, SMALL, nthreads=1)
+    r2 = render.renderImage(room, cam2, SMALL, nthreads=1)
+    c = render.correspondences_between(r1, r2)
+    p2 = cam2.project(r1["points"][r1["mask"]])
+    inside = np.isfinite(p2).all(1) & (p2[:, 0] >= -0.5) & (p2[:, 0] < 159.5) & \
+        (p2[:, 1] >= -0.5) & (p2[:, 1] < 119.5)
+    assert 0 < len(c.X) < inside.sum()
+    # Every kept point is the first hit along view 2's ray.
+    rays = cam2.rays(c.points2)
+    t_hit = render.raycast.cast_rays(room, rays, 1)["t_hit"]
+    t_expected = np.einsum("ij,ij->i", c.X - rays[:, :3], rays[:, 3:])
+    np.testing.assert_allclose(t_hit, t_expected, rtol=1e-4)
+
+
+def test_sift_matches_agree_with_ground_truth(stereo_pair):
+    r1, r2 = stereo_pair
+    sift = cv2.SIFT_create()
+    k1, d1 = sift.detectAndCompute(cv2.cvtColor(r1["image"], cv2.COLOR_RGB2GRAY), None)
+    k2, d2 = sift.detectAndCompute(cv2.cvtColor(r2["image"], cv2.COLOR_RGB2GRAY), None)
+    knn = cv2.BFMatcher().knnMatch(d1, d2, k=2)
+    good = [m for m, n in knn if m.distance < 0.8 * n.distance]
+    assert len(good) > 500
+    p1 = np.array([k1[m.queryIdx].pt for m in good])
+    p2 = np.array([k2[m.trainIdx].pt for m in good])
+    ij = np.rint(p1[:, ::-1]).astype(int)
+    truth = r2["camera"].project(r1["points"][ij[:, 0], ij[:, 1]])
+    # Rounding p1 to a pixel centre moves the truth by up to ~0.7 px times the local scale.
+    correct = np.linalg.norm(truth - p2, axis=1) < MATCH_PX
+    assert correct.mean() > 0.8
+
+
+# -- colour sources, files, scenes ----------------------------------------------------------
+def flat_square(**colour):
+    V = [[-1, -1, 3], [1, -1, 3], [1, 1, 3], [-1, 1, 3]]
+    return render.Scene.from_arrays(V, [[0, 1, 2], [0, 2, 3]], **colour)
+
+
+def test_colour_sources_and_lambert():
+    cam = PinholeCamera.from_intrinsics([[20, 0, 15.5], [0, 20, 11.5], [0, 0, 1]])
+    light = (0, 0, -1)  # towards the camera side of the square, so n . l = 1
+    cases = {
+        "base": ({"base_color": (200, 100, 50)}, [200, 100, 50]),
+        "vertex": ({"vertex_colors": np.full((4, 3), 0.5)}, [128, 128, 128]),
+        "points": ({"color_fn": lambda X: np.tile([10.0, 20, 30], (len(X), 1))}, [10, 20, 30]),
+        "uv": ({"triangle_uvs": np.zeros((2, 3, 2)),
+                "uv_color_fn": lambda uv: np.tile([40.0, 50, 60], (len(uv), 1))}, [40, 50, 60]),
+        "texture": ({"triangle_uvs": np.full((6, 2), 0.5),
+                     "textures": np.full((4, 4, 3), 77, np.uint8)}, [77, 77, 77]),
+    }
+    for colour, expected in cases.values():
+        r = render.renderImage(flat_square(**colour), cam, (32, 24), light_dir=light, nthreads=1)
+        np.testing.assert_allclose(r["image"][12, 16], expected, atol=1)
+    dim = render.renderImage(flat_square(base_color=(200, 200, 200)), cam, (32, 24),
+                             light_dir=(1, 0, 0), nthreads=1, ambient=0.25)
+    np.testing.assert_allclose(dim["image"][12, 16], [50, 50, 50], atol=1)  # ambient only
+
+
+def test_texture_convention_obj_round_trip(tmp_path):
+    """A texture read back from an OBJ file by Open3D renders as the scene built in code."""
+    o3d = pytest.importorskip("open3d")
+    scene = render.make_calibration_target(3, planes=2, squares=(4, 5), square_px=16)
+    path = tmp_path / "target.obj"
+    assert o3d.io.write_triangle_mesh(str(path), scene.to_legacy_mesh())
+    loaded = render.Scene.from_file(path)
+    cam = pinhole_looking_at([1.2, -0.8, 1.0], [0.2, 0.2, 0.2], SMALL)
+    a = render.renderImage(scene, cam, SMALL, nthreads=1)
+    b = render.renderImage(loaded, cam, SMALL, nthreads=1)
+    np.testing.assert_array_equal(a["mask"], b["mask"])
+    diff = np.abs(a["image"].astype(int) - b["image"].astype(int))
+    assert np.mean(diff) < 1.0
+
+
+def test_calibration_target_corners(rng):
+    scene = render.make_calibration_target(rng, planes=3, squares=(6, 7), square_size=0.05)
+    assert len(scene.textures) == 3
+    for board in scene.info["boards"]:
+        corners = np.array(board["corners"])
+        assert corners.shape == (5 * 6, 3)
+        normal = np.cross(board["axis_u"], board["axis_v"])
+        np.testing.assert_allclose(corners @ normal, 0, atol=1e-12)  # on the board's plane
+        assert corners.min() > 0 - 1e-12 and corners.max() < 0.35
+
+
+def test_scenes_are_seeded():
+    a = render.make_room_scene(5, texels_per_unit=8.0, n_objects=3)
+    b = render.make_room_scene(5, texels_per_unit=8.0, n_objects=3)
+    c = render.make_room_scene(6, texels_per_unit=8.0, n_objects=3)
+    np.testing.assert_array_equal(a.vertices, b.vertices)
+    assert all(np.array_equal(s, t) for s, t in zip(a.textures, b.textures, strict=True))
+    assert not np.array_equal(a.textures[0], c.textures[0])
+    t = render.make_terrain_scene(0, n_triangles=5000, texture_size=64)
+    assert abs(t.n_triangles - 5000) < 300
+
+
+def test_import_xslit_does_not_load_open3d_or_cv2():
+    code = "import sys, xslit; print('open3d' in sys.modules, 'cv2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+# -- malformed input ------------------------------------------------------------------------
+@pytest.mark.parametrize("size", [(0, 10), (10,), "abc", (10.5, 3), None, (10, 10, 3), (True, 4)])
+def test_bad_image_size(size):
+    scene = flat_square()
+    cam = PinholeCamera.from_intrinsics(np.eye(3))
+    with pytest.raises(ValueError, match="imageSize"):
+        render.renderImage(scene, cam, size)
+
+
+def test_bad_arguments():
+    scene = flat_square()
+    cam = PinholeCamera.from_intrinsics(np.eye(3))
+    with pytest.raises(ValueError, match="camera"):
+        render.renderImage(scene, np.eye(3, 4), (8, 8))
+    with pytest.raises(ValueError, match="scene"):
+        render.renderImage("room", cam, (8, 8))
+    with pytest.raises(ValueError, match="supersample"):
+        render.renderImage(scene, cam, (8, 8), supersample=0)
+    with pytest.raises(ValueError, match="nthreads"):
+        render.renderImage(scene, cam, (8, 8), nthreads=0)
+    with pytest.raises(ValueError, match="light_dir"):
+        render.renderImage(scene, cam, (8, 8), light_dir=(0, 0, 0))
+    with pytest.raises(ValueError, match="render1"):
+        render.correspondences_between({"image": 0}, {})
+    with pytest.raises(ValueError, match="triangles"):
+        render.Scene.from_arrays(np.zeros((3, 3)), [[0, 1, 5]])
+    with pytest.raises(ValueError, match="triangle_uvs"):
+        render.Scene.from_arrays(np.eye(3), [[0, 1, 2]], triangle_uvs=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="path"):
+        render.Scene.from_file("/nonexistent/mesh.obj")
+    with pytest.raises(ValueError, match="mesh"):
+        render.Scene(np.zeros((3, 3)))
