@@ -360,3 +360,106 @@ def test_progress_bar():
     with ProgressBar(4, "work", stream=quiet) as bar:  # not a terminal: silent
         bar.update()
     assert quiet.getvalue() == ""
+
+
+# -- recipes and the command line ----------------------------------------------------------------
+def test_rigs_see_their_scene_in_front():
+    from xslit.datasets import pushbroom_strips_rig, xslit_circle_rig, xslit_stereo_rig
+
+    stereo = xslit_stereo_rig((64, 48), 0)
+    circle = xslit_circle_rig((64, 48), 5, 0)
+    strips = pushbroom_strips_rig((64, 48), 4, 0)
+    assert [v.name for v in stereo] == ["left", "right"]
+    assert all(isinstance(v.camera, xslit.TwoSlitCamera) for v in stereo + circle)
+    assert all(isinstance(v.camera, xslit.PushbroomCamera) for v in strips)
+    # The room's centre projects near the image centre of every room view.
+    for v in stereo + circle:
+        px = v.camera.project([[0.0, 0.0, -0.3]])[0]
+        assert np.all(np.abs(px - [31.5, 23.5]) < 3), (v.name, px)
+    # Neighbouring flight lines overlap: the terrain centre line is seen by two of them.
+    ys = [v.meta["flight_line_y"] for v in strips]
+    assert np.allclose(np.diff(ys), ys[1] - ys[0]) and ys[1] > ys[0]
+
+
+@pytest.mark.render
+@pytest.mark.parametrize(("recipe", "options"), [
+    ("xslit-stereo", {"texels_per_unit": 16.0, "n_objects": 4}),
+    ("xslit-circle", {"texels_per_unit": 16.0, "n_objects": 4}),
+    ("pushbroom-strips", {"n_triangles": 20_000, "texture_size": 256}),
+])
+def test_generate_load_verify(tmp_path, recipe, options):
+    from xslit.datasets import generate_dataset
+
+    out = generate_dataset(recipe, tmp_path / recipe, "48x32", seed=3,
+                           views=3 if recipe == "xslit-circle" else None, supersample=1,
+                           max_matches=500, scene_options=options, progress=False)
+    ds = load_dataset(out)
+    assert ds.metadata["recipe"] == recipe and ds.metadata["seed"] == 3
+    assert all(v.image.shape == (32, 48, 3) for v in ds.views)
+    assert all(v.mask.mean() > 0.9 for v in ds.views)
+    assert len(ds.correspondences) == {"xslit-stereo": 1, "xslit-circle": 3,
+                                       "pushbroom-strips": 2}[recipe]
+    assert all(len(c) > 50 for c in ds.correspondences)
+    report = verify_dataset(out)
+    assert report["max_pair_reprojection_px"] < 1e-4
+    assert report["max_point_reprojection_px"] < 1e-2  # float32 ground-truth maps
+
+
+@pytest.mark.render
+def test_generate_is_reproducible_and_atomic(tmp_path, monkeypatch):
+    import xslit.render
+    from xslit.datasets import generate_dataset
+
+    opts = {"texels_per_unit": 16.0, "n_objects": 3}
+    a = generate_dataset("xslit-stereo", tmp_path / "a", (40, 30), 7, supersample=1,
+                         max_matches=100, scene_options=opts, progress=False)
+    b = generate_dataset("xslit-stereo", tmp_path / "b", (40, 30), 7, supersample=1,
+                         max_matches=100, scene_options=opts, progress=False)
+    files = json.loads((a / "manifest.json").read_text())["files"]
+    assert files == json.loads((b / "manifest.json").read_text())["files"]
+    with pytest.raises(ValueError, match="already exists"):
+        generate_dataset("xslit-stereo", a, (40, 30), 7, scene_options=opts)
+    # A crash during rendering (after the first view) leaves nothing behind.
+    real = xslit.render.renderImage
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("renderer crashed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(xslit.render, "renderImage", flaky)
+    with pytest.raises(RuntimeError, match="renderer crashed"):
+        generate_dataset("xslit-stereo", tmp_path / "c", (40, 30), 7, supersample=1,
+                         scene_options=opts, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_generate_bad_arguments(tmp_path):
+    from xslit.datasets import generate_dataset
+
+    with pytest.raises(ValueError, match="recipe must be one of"):
+        generate_dataset("nope", tmp_path / "x")
+    with pytest.raises(ValueError, match="size must be WIDTHxHEIGHT"):
+        generate_dataset("xslit-stereo", tmp_path / "x", "640by480")
+    with pytest.raises(ValueError, match="views must be 2 for the xslit-stereo"):
+        generate_dataset("xslit-stereo", tmp_path / "x", views=3)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        generate_dataset("xslit-stereo", tmp_path / "x", seed=-1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_info_and_verify(written, capsys):
+    from xslit.datasets.cli import main
+
+    _, root = written
+    assert main(["info", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "view view_000: two_slit 24x16" in out and "matches view_000 - view_002: 30" in out
+    assert main(["verify", str(root)]) == 0
+    assert "OK:" in capsys.readouterr().out
+    p = root / "images/view_002.png"
+    p.write_bytes(p.read_bytes()[:-1] + b"\x00")
+    assert main(["verify", str(root)]) == 1
+    assert "DAMAGED: images/view_002.png: checksum mismatch" in capsys.readouterr().err

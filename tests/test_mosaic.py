@@ -192,3 +192,76 @@ def test_cli_gif_video(tmp_path):
 def test_cli_needs_both_K_and_motion(tmp_path, capsys):
     assert main([str(tmp_path), "--out-dir", str(tmp_path / "o"), "--K", "1,1,0,0"]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+# -- against the renderer ------------------------------------------------------------------------
+#: The issue's acceptance threshold for mosaic against direct rendering.
+MIN_PSNR_DB = 30.0
+#: Hit points of the mosaic and of the direct rendering of its camera (world units): Open3D
+#: casts in float32, about 1e-7 relative over the room's ~10 units.
+POINT_ATOL = 1e-5
+
+
+def _psnr(a, b, mask) -> float:
+    err = np.mean((a.astype(np.float64) - b.astype(np.float64))[mask] ** 2)
+    return float("inf") if err == 0 else 10 * np.log10(255.0 ** 2 / err)
+
+
+def _video(n_frames=160, size=(160, 120), supersample=1):
+    """A pinhole video of the room scene, moving sideways 3.2 units in total."""
+    from xslit.render import make_room_scene, pose_from_look_at, renderImage
+
+    scene = make_room_scene(0)
+    w, h = size
+    K = np.array([[110.0, 0, (w - 1) / 2], [0, 110.0, (h - 1) / 2], [0, 0, 1]])
+    eye0 = np.array([-1.6, -4.5, 0.4])
+    rvec, tvec = pose_from_look_at(eye0, eye0 + np.array([0.0, 1.0, -0.15]))
+    vel = 3.2 / n_frames * matrix_from_rvec(rvec)[0]
+    renders = [renderImage(scene, _frame_camera(K, rvec, tvec, vel, t), size,
+                           supersample=supersample, nthreads=2) for t in range(n_frames)]
+    return scene, (K, rvec, tvec, vel), renders
+
+
+@pytest.fixture(scope="module")
+def room_video():
+    return _video()
+
+
+@pytest.mark.render
+@pytest.mark.parametrize(("column", "slope"), [(0.0, 1.0), (150.0, -1.0), (80.0, 0.0)])
+def test_mosaic_of_rendered_video_matches_direct_rendering(room_video, column, slope):
+    """Crossed-slit (slit behind, slit in front of the path) and pushbroom mosaics of a
+    rendered pinhole video against renderImage with the camera mosaic_camera reports."""
+    from xslit.render import renderImage
+
+    scene, motion, renders = room_video
+    frames = np.stack([r["image"] for r in renders])
+    mosaic, valid = mosaic_from_frames(frames, column, slope)
+    cam = mosaic_camera(*motion, column, slope)
+    direct = renderImage(scene, cam, (len(frames), frames.shape[1]), nthreads=2)
+    # The mosaic's hit points, taken column by column from the frames, are the direct ones.
+    points = np.stack([r["points"][:, round(column + slope * t)]
+                       for t, r in enumerate(renders)], axis=1)
+    mask = direct["mask"] & valid[None, :] & np.isfinite(points).all(axis=2)
+    assert mask.mean() > 0.9
+    np.testing.assert_allclose(points[mask], direct["points"][mask], atol=POINT_ATOL)
+    psnr = _psnr(mosaic, direct["image"], mask)
+    print(f"mosaic column {column} + {slope} t vs direct {cam.model}: PSNR {psnr:.1f} dB")
+    assert psnr >= MIN_PSNR_DB
+
+
+@pytest.mark.render
+@pytest.mark.slow
+def test_subpixel_mosaic_matches_direct_rendering():
+    """Half-pixel columns, interpolated, against the direct rendering (both anti-aliased)."""
+    from xslit.render import renderImage
+
+    scene, motion, renders = _video(supersample=2)
+    frames = np.stack([r["image"] for r in renders])
+    mosaic, valid = mosaic_from_frames(frames, 20.0, 0.5)
+    cam = mosaic_camera(*motion, 20.0, 0.5)
+    direct = renderImage(scene, cam, (len(frames), frames.shape[1]), supersample=2, nthreads=2)
+    mask = direct["mask"] & valid[None, :]
+    psnr = _psnr(mosaic, direct["image"], mask)
+    print(f"sub-pixel crossed-slit mosaic vs direct: PSNR {psnr:.1f} dB")
+    assert psnr >= MIN_PSNR_DB

@@ -1,0 +1,7 @@
+"""``python -m xslit.datasets``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
