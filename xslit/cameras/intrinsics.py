@@ -240,7 +240,7 @@ def decompose_two_slit(camera: TwoSlitCamera) -> TwoSlitDecomposition:
     --------
     >>> cam = TwoSlitCamera([[1, 0, 0, 0], [0, 0, 1, 0]], [[0, 2, 0, 0], [0, 0, 1, 1]])
     >>> dec = decompose_two_slit(cam)
-    >>> np.round(dec.K2, 12), round(np.degrees(dec.theta), 6), dec.d
+    >>> np.round(dec.K2, 12), float(round(np.degrees(dec.theta), 6)), dec.d
     (array([[2., 0.],
            [0., 1.]]), 90.0, 1.0)
     """
@@ -290,6 +290,10 @@ def decompose_pushbroom(camera: PushbroomCamera) -> PushbroomDecomposition:
     :math:`r_1 = m_1/\|m_1\|`, :math:`v = 1/\|m_1\|`; :math:`r_3` is the unit vector of the row
     space of :math:`M_2 = [m_2; m_3]` orthogonal to :math:`r_1`; :math:`K_2 = M_2 [r_2, r_3]`,
     upper triangular exactly when :math:`m_1 \perp m_3`.
+    When the motion is orthogonal to the scanning planes (:math:`\theta = \pi/2`, :math:`m_1`
+    normal to the row space of :math:`M_2`) every direction of that row space is orthogonal to
+    :math:`r_1`, and :math:`r_3 = m_3/\|m_3\|` is taken (upper triangular :math:`K_2`, as in
+    Proposition 2).
 
     Parameters
     ----------
@@ -313,10 +317,14 @@ def decompose_pushbroom(camera: PushbroomCamera) -> PushbroomDecomposition:
     r1 = _unit(m1)
     v = 1.0 / np.linalg.norm(m1)
     n2 = np.cross(M2[0], M2[1])
+    if np.linalg.norm(n2) <= 1e-12 * np.linalg.norm(M2[0]) * np.linalg.norm(M2[1]):
+        raise ValueError("camera: m2 and m3 are parallel (the finite slit is at infinity)")
     r3 = np.cross(n2, r1)
     if np.linalg.norm(r3) < 1e-12 * np.linalg.norm(n2):
-        raise ValueError("camera: the scanning planes contain the direction of motion (m1 is "
-                         "orthogonal to the row space of A2), a degenerate pushbroom camera")
+        # Motion orthogonal to the scanning planes (theta = pi / 2): every direction of the row
+        # space of M2 is orthogonal to r1, and Proposition 2's choice is the one that makes K2
+        # upper triangular, r3 along m3.
+        r3 = M2[1]
     r3 = _unit(r3)
     if M2[1] @ r3 < 0:
         r3 = -r3
