@@ -189,9 +189,18 @@ def test_cli_gif_video(tmp_path):
     assert (tmp_path / "o" / "pushbroom.png").is_file()
 
 
-def test_cli_needs_both_K_and_motion(tmp_path, capsys):
-    assert main([str(tmp_path), "--out-dir", str(tmp_path / "o"), "--K", "1,1,0,0"]) == 2
-    assert "error:" in capsys.readouterr().err
+def test_cli_errors(tmp_path, capsys):
+    out = ["--out-dir", str(tmp_path / "o")]
+    assert main([str(tmp_path), *out, "--K", "1,1,0,0"]) == 2
+    assert "needs both --K and --speed" in capsys.readouterr().err
+    assert main([str(tmp_path), *out, "--K", "1,1,0,0", "--velocity", "0,1,0"]) == 2
+    assert "velocity must be along the camera's x axis" in capsys.readouterr().err
+    assert main([str(tmp_path), *out]) == 2
+    assert "holds no images" in capsys.readouterr().err
+    (tmp_path / "bad.gif").write_bytes(b"GIF89a not really")
+    assert main([str(tmp_path / "bad.gif"), *out]) == 2
+    assert "bad.gif: cannot be read" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 # -- against the renderer ------------------------------------------------------------------------

@@ -396,6 +396,25 @@ def main(argv=None) -> int:
 
     args = _parser().parse_args(argv)
 
+    motion = None
+    if args.K is not None and (args.speed is not None or args.velocity is not None):
+        fx, fy, cx, cy = args.K
+        K = np.array([[fx, 0, cx], [0, fy, cy], [0, 0, 1.0]])
+        R = matrix_from_rvec(args.rvec)
+        vel = args.velocity if args.velocity is not None else args.speed * R[0]
+        # Frame k of the selection is frame start + k * step of the source.
+        tvec0 = args.tvec - args.start * (R @ vel)
+        motion = (K, args.rvec, tvec0, vel * args.step)
+        try:
+            mosaic_camera(*motion, 0.0, 0.0)  # checks K and the direction of motion
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    elif args.K is not None or args.speed is not None or args.velocity is not None:
+        print("error: the mosaic camera needs both --K and --speed (or --velocity)",
+              file=sys.stderr)
+        return 2
+
     def frames():  # streamed again for each mosaic: a long video never sits in memory
         return frames_from_source(args.source, start=args.start, stop=args.stop,
                                   step=args.step)
@@ -408,19 +427,6 @@ def main(argv=None) -> int:
             raise ValueError(f"source {args.source} gives no frames in the selected range")
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    motion = None
-    if args.K is not None and (args.speed is not None or args.velocity is not None):
-        fx, fy, cx, cy = args.K
-        K = np.array([[fx, 0, cx], [0, fy, cy], [0, 0, 1.0]])
-        R = matrix_from_rvec(args.rvec)
-        vel = args.velocity if args.velocity is not None else args.speed * R[0]
-        # Frame k of the selection is frame start + k * step of the source.
-        tvec0 = args.tvec - args.start * (R @ vel)
-        motion = (K, args.rvec, tvec0, vel * args.step)
-    elif args.K is not None or args.speed is not None or args.velocity is not None:
-        print("error: the mosaic camera needs both --K and --speed (or --velocity)",
-              file=sys.stderr)
         return 2
     args.out_dir.mkdir(parents=True, exist_ok=True)
     jobs = []
