@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..robust import RobustOptions, robust_estimate
-from .linear import MIN_LINEAR_POINTS, solve_linear, solve_linear_batch
-from .tensor import sampson_distance_op, sampson_operator, tensor_gradient
+from .linear import MIN_LINEAR_POINTS, _fit_minimal_batch, solve_linear, solve_linear_batch
+from .tensor import sampson_distance_op, sampson_operator
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 
@@ -30,8 +30,12 @@ class EpipolarProblem:
         self._G_subset = None
 
     def fit_samples(self, samples):
-        F, cond = solve_linear_batch(self.points1[samples], self.points2[samples])
-        ok = cond > CONDITIONING_TOL
+        if samples.shape[1] == MIN_LINEAR_POINTS:
+            F, ok = _fit_minimal_batch(self.points1[samples], self.points2[samples],
+                                       CONDITIONING_TOL)
+        else:
+            F, cond = solve_linear_batch(self.points1[samples], self.points2[samples])
+            ok = cond > CONDITIONING_TOL
         return F[ok], np.flatnonzero(ok)
 
     def residuals(self, models, subset=None):
@@ -53,8 +57,9 @@ class EpipolarProblem:
         p1, p2 = self.points1[inliers], self.points2[inliers]
         if len(p1) < self.sample_size:
             return None
-        _, g = tensor_gradient(model, p1, p2)
-        gn = np.linalg.norm(g, axis=-1)
+        # Gradient of the residual from the cached operator: one product over all points.
+        g = np.asarray(model, dtype=float).reshape(16) @ self._G[1:].transpose(0, 2, 1)
+        gn = np.sqrt(np.einsum("kn,kn->n", g, g)[inliers])
         w = 1.0 / np.maximum(gn, 1e-12 * gn.max())
         F, cond = solve_linear(p1, p2, weights=w)
         if cond < CONDITIONING_TOL:
@@ -100,7 +105,10 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rn
     """
     n = len(points1)
     none = np.zeros(n, bool)
-    distinct = _distinct_count(points1, points2)
+    # The first rows nearly always hold 15 distinct pairs: count all only when they do not.
+    distinct = _distinct_count(points1[:4 * MIN_LINEAR_POINTS], points2[:4 * MIN_LINEAR_POINTS])
+    if distinct < MIN_LINEAR_POINTS:
+        distinct = _distinct_count(points1, points2)
     if distinct < MIN_LINEAR_POINTS:
         return EpipolarEstimate(None, none, False, f"only {distinct} distinct correspondences, "
                                 f"at least {MIN_LINEAR_POINTS} are needed", 0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import contract_modes, design_matrix
+from .tensor import kron_modes
 
 __all__ = ["MIN_LINEAR_POINTS", "axis_normalization", "solve_linear", "solve_linear_batch"]
 
@@ -44,6 +44,82 @@ def _normalized(points1, points2):
     return Ts, normed
 
 
+def _design(x, y, xp, yp) -> np.ndarray:
+    """Rows ``kron([x,1], [y,1], [x',1], [y',1])`` of coordinates ``(..., n)``: ``(..., n, 16)``.
+
+    One broadcast product of ``kron([x,1], [y,1]) = [xy, x, y, 1]`` and its primed twin (no
+    ``einsum``): the same numbers as :func:`design_matrix`.
+    """
+    one = np.ones_like(x)
+    ab = np.stack([x * y, x, y, one], -1)
+    cd = np.stack([xp * yp, xp, yp, one], -1)
+    return (ab[..., :, None] * cd[..., None, :]).reshape(*x.shape, 16)
+
+
+def _denormalize(fn, Ts) -> np.ndarray:
+    """Tensors ``(..., 16)`` of normalised pixels back to pixels (``contract_modes``) with unit
+    Frobenius norm, as ``(..., 2, 2, 2, 2)``: one product with ``kron(T1, T2, T3, T4)``."""
+    K = kron_modes(*Ts)
+    F = (fn[..., None, :] @ K)[..., 0, :]
+    F /= np.linalg.norm(F, axis=-1, keepdims=True)
+    return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
+
+
+def _null_vector_tall(D) -> tuple[np.ndarray, float]:
+    """Least right singular vector of ``D`` (n, 16) and ``s_15 / s_1``, without an n x 16 SVD.
+
+    Eigenvectors ``V`` of the Gram matrix ``D^T D`` (a BLAS product) are accurate to
+    ``eps * cond(D)^2``; a second pass on ``Y = D V`` (eigenvectors of ``Y^T Y``, which is
+    nearly diagonal) brings the error back to the ``eps * cond(D)`` of an SVD, the same
+    one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
+    """
+    _, V = np.linalg.eigh(D.T @ D)
+    Y = D @ V
+    w, V2 = np.linalg.eigh(Y.T @ Y)  # ascending
+    V = V @ V2
+    s = np.sqrt(np.maximum(w, 0.0))
+    return V[:, 0], float(s[1] / s[15]) if s[15] > 0 else 0.0
+
+
+def _fit_minimal_batch(points1, points2, tol) -> tuple[np.ndarray, np.ndarray]:
+    """Tensors of a batch of 15-point samples and whether ``s_15 / s_1 > tol``.
+
+    The null vector of each 15 x 16 normalised design matrix ``D`` is the last column of the
+    complete QR factor of ``D^T`` (Householder, as backward stable as the SVD and about 5x
+    faster batched). For the conditioning, ``R`` (15 x 15) has the singular values of ``D``;
+    ``c = 1 / (|R|_F |R^-1|_F)`` satisfies ``c <= s_15 / s_1 <= 15 c``, so only the samples
+    with ``c <= tol < 15 c`` need their singular values: the decision is exactly
+    ``s_15 / s_1 > tol``, as with :func:`solve_linear_batch`.
+
+    Parameters
+    ----------
+    points1, points2 : (B, 15, 2) ndarray
+    tol : float
+
+    Returns
+    -------
+    F : (B, 2, 2, 2, 2) ndarray, unit Frobenius norm, in pixels
+    ok : (B,) bool ndarray
+    """
+    Ts, normed = _normalized(points1, points2)
+    D = _design(*normed)  # (B, 15, 16)
+    Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
+    R = R[:, :15, :]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        try:
+            Rinv = np.linalg.inv(R)
+            c = 1.0 / (np.linalg.norm(R, axis=(1, 2)) * np.linalg.norm(Rinv, axis=(1, 2)))
+        except np.linalg.LinAlgError:  # an exactly singular sample: decide all exactly
+            c = np.zeros(len(R))
+    c = np.where(np.isfinite(c), c, 0.0)
+    ok = c > tol
+    unsure = ~ok & (15.0 * c > tol)
+    if np.any(unsure):
+        s = np.linalg.svd(R[unsure], compute_uv=False)
+        ok[unsure] = s[:, 14] / s[:, 0] > tol
+    return _denormalize(Q[:, :, 15], Ts), ok
+
+
 def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
     """Linear tensors of a batch of samples: stacked SVDs, no per-sample Python loop.
 
@@ -60,19 +136,12 @@ def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
         relative to the largest): near zero when the sample does not determine ``F``.
     """
     B, n, _ = points1.shape
-    Ts, (x, y, xp, yp) = _normalized(points1, points2)
-    one = np.ones_like(x)
-    a = np.stack([x, one], -1)
-    b = np.stack([y, one], -1)
-    c = np.stack([xp, one], -1)
-    d = np.stack([yp, one], -1)
-    D = np.einsum("bni,bnj,bnk,bnl->bnijkl", a, b, c, d).reshape(B, n, 16)
+    Ts, normed = _normalized(points1, points2)
+    D = _design(*normed)
     if n < 16:  # pad to a square system so the SVD returns the null vector
         D = np.concatenate([D, np.zeros((B, 16 - n, 16))], axis=1)
     _, s, Vt = np.linalg.svd(D)
-    Fn = Vt[:, -1, :].reshape(B, 2, 2, 2, 2)
-    F = np.einsum("zabcd,zai,zbj,zck,zdl->zijkl", Fn, *Ts, optimize=True)
-    F /= np.linalg.norm(F.reshape(B, 16), axis=1)[:, None, None, None, None]
+    F = _denormalize(Vt[:, -1, :], Ts)
     cond = s[:, 14] / s[:, 0]
     return F, cond
 
@@ -92,12 +161,9 @@ def solve_linear(points1, points2, weights=None) -> tuple[np.ndarray, float]:
     conditioning : float
         ``s_15 / s_1`` of the normalised design matrix.
     """
-    Ts, (x, y, xp, yp) = _normalized(points1, points2)
-    D = design_matrix(np.stack([x, y], 1), np.stack([xp, yp], 1))
+    Ts, normed = _normalized(points1, points2)
+    D = _design(*normed)
     if weights is not None:
         D = D * np.asarray(weights, dtype=float)[:, None]
-    if len(D) < 16:
-        D = np.vstack([D, np.zeros((16 - len(D), 16))])
-    _, s, Vt = np.linalg.svd(D, full_matrices=False)
-    F = contract_modes(Vt[-1].reshape(2, 2, 2, 2), *Ts)
-    return F / np.linalg.norm(F), float(s[14] / s[0])
+    f, cond = _null_vector_tall(D)
+    return _denormalize(f, Ts), cond

@@ -28,6 +28,7 @@ __all__ = [
     "design_matrix",
     "epipolar_tensor",
     "evaluate_tensor",
+    "kron_modes",
     "sampson_distance",
     "sampson_distance_op",
     "sampson_operator",
@@ -77,10 +78,17 @@ def _lift(points1, points2):
             np.stack([points2[:, 0], one], 1), np.stack([points2[:, 1], one], 1))
 
 
+def _kron_rows(p, q, r, s) -> np.ndarray:
+    """Row-wise ``kron(p, q, r, s)`` of four ``(N, 2)`` arrays, (N, 16), by broadcasting."""
+    n = len(p)
+    pq = (p[:, :, None] * q[:, None, :]).reshape(n, 4)
+    rs = (r[:, :, None] * s[:, None, :]).reshape(n, 4)
+    return (pq[:, :, None] * rs[:, None, :]).reshape(n, 16)
+
+
 def design_matrix(points1, points2) -> np.ndarray:
     """Rows ``kron([x,1], [y,1], [x',1], [y',1])``: ``design @ F.ravel()`` is eq. linF, (N, 16)."""
-    a, b, c, d = _lift(points1, points2)
-    return np.einsum("ni,nj,nk,nl->nijkl", a, b, c, d).reshape(len(points1), 16)
+    return _kron_rows(*_lift(points1, points2))
 
 
 def evaluate_tensor(F, points1, points2) -> np.ndarray:
@@ -103,15 +111,24 @@ def tensor_gradient(F, points1, points2):
     e : (..., N) ndarray
     grad : (..., N, 4) ndarray
     """
-    a, b, c, d = _lift(points1, points2)
+    points1 = np.asarray(points1, dtype=float)
+    points2 = np.asarray(points2, dtype=float)
     F = np.asarray(F, dtype=float)
-    # Contract three modes at a time; the derivative of [x, 1] is [1, 0].
-    Fa = np.einsum("...ijkl,nj,nk,nl->...ni", F, b, c, d, optimize=True)
-    Fb = np.einsum("...ijkl,ni,nk,nl->...nj", F, a, c, d, optimize=True)
-    Fc = np.einsum("...ijkl,ni,nj,nl->...nk", F, a, b, d, optimize=True)
-    Fd = np.einsum("...ijkl,ni,nj,nk->...nl", F, a, b, c, optimize=True)
-    e = np.sum(Fa * a, axis=-1)
-    grad = np.stack([Fa[..., 0], Fb[..., 0], Fc[..., 0], Fd[..., 0]], axis=-1)
+    M = F.reshape(*F.shape[:-4], 4, 4)  # rows (i, j), columns (k, l)
+    x, y = points1[:, 0], points1[:, 1]
+    xp, yp = points2[:, 0], points2[:, 1]
+    one, zero = np.ones_like(x), np.zeros_like(x)
+    # kron([x, 1], [y, 1]) = [xy, x, y, 1] and its derivatives in x and y (the derivative of
+    # [x, 1] is [1, 0]); the same for the second image. e = AB^T M CD: two BLAS products.
+    AB = np.stack([x * y, x, y, one], -1)
+    CD = np.stack([xp * yp, xp, yp, one], -1)
+    AM = AB @ M  # (..., N, 4)
+    MC = CD @ np.swapaxes(M, -1, -2)  # (..., N, 4)
+    e = np.sum(AM * CD, axis=-1)
+    grad = np.stack([np.sum(MC * np.stack([y, one, zero, zero], -1), axis=-1),
+                     np.sum(MC * np.stack([x, zero, one, zero], -1), axis=-1),
+                     np.sum(AM * np.stack([yp, one, zero, zero], -1), axis=-1),
+                     np.sum(AM * np.stack([xp, zero, one, zero], -1), axis=-1)], axis=-1)
     return e, grad
 
 
@@ -151,7 +168,23 @@ def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
     original pixels is ``contract_modes(F_n, T1, T2, T3, T4)`` (MATH-NOTES: "de-normalise by
     contracting each tensor mode with its 2x2 matrix"). Works on batches ``(..., 2, 2, 2, 2)``.
     """
-    return np.einsum("...abcd,ai,bj,ck,dl->...ijkl", F, T1, T2, T3, T4, optimize=True)
+    F = np.asarray(F, dtype=float)
+    f = F.reshape(*F.shape[:-4], 16) @ kron_modes(T1, T2, T3, T4)
+    return f.reshape(F.shape)
+
+
+def kron_modes(T1, T2, T3, T4) -> np.ndarray:
+    """``kron(T1, T2, T3, T4)`` of 2x2 matrices (or batches ``(..., 2, 2)``): ``(..., 16, 16)``.
+
+    ``contract_modes(F, T1, T2, T3, T4).ravel() = F.ravel() @ kron_modes(T1, T2, T3, T4)``.
+    """
+    def k2(A, B):
+        A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+        shape = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+        n = A.shape[-1] * B.shape[-1]
+        return (A[..., :, None, :, None] * B[..., None, :, None, :]).reshape(*shape, n, n)
+
+    return k2(k2(T1, T2), k2(T3, T4))
 
 
 def sampson_operator(points1, points2) -> np.ndarray:
@@ -166,11 +199,7 @@ def sampson_operator(points1, points2) -> np.ndarray:
     a, b, c, d = _lift(points1, points2)
     da = np.zeros_like(a)
     da[:, 0] = 1.0
-    n = len(points1)
-
-    def k(p, q, r, s):
-        return np.einsum("ni,nj,nk,nl->nijkl", p, q, r, s).reshape(n, 16)
-
+    k = _kron_rows
     return np.stack([k(a, b, c, d), k(da, b, c, d), k(a, da, c, d), k(a, b, da, d),
                      k(a, b, c, da)])
 
@@ -183,9 +212,11 @@ def sampson_distance_op(G, F) -> np.ndarray:
     d : (M, N) ndarray
     """
     Fm = np.asarray(F, dtype=float).reshape(-1, 16)
-    R = G @ Fm.T  # (5, N, M)
-    e = R[0]
-    gn2 = np.einsum("knm,knm->nm", R[1:], R[1:])
+    R = Fm @ G.transpose(0, 2, 1)  # (5, M, N): BLAS products, model-major output
+    gn2 = R[1] * R[1]
+    for k in (2, 3, 4):
+        gn2 += R[k] * R[k]
     with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.abs(e) / np.sqrt(gn2)
-    return np.where(np.isnan(dist), 0.0, dist).T
+        dist = np.abs(R[0]) / np.sqrt(gn2)
+    dist[np.isnan(dist)] = 0.0
+    return dist

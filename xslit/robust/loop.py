@@ -174,11 +174,14 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
             rs = problem.residuals(models, sub)
             frac = (rs < thr).mean(axis=1)
             chance_fracs.append(frac)
+            # Compare with the best subset support including this batch's (SPRT-like early
+            # bail-out): in the first batch too, only models within 80% of the best one are
+            # scored on all points.
+            best_sub_frac = max(best_sub_frac, float(frac.max()))
             keep = frac >= 0.8 * best_sub_frac
             if not np.any(keep):
                 continue
             models = models[keep]
-            best_sub_frac = max(best_sub_frac, frac[keep].max())
         r = problem.residuals(models)
         if sub is None:
             chance_fracs.append((r < thr).mean(axis=1))
