@@ -53,6 +53,13 @@ __all__ = [
 _PARALLEL_TOL = 1e-9
 
 
+def _real_scalar(name: str, value) -> float:
+    a = check_array(name, value)
+    if a.size != 1:
+        raise ValueError(f"{name} must be a real scalar, got an array of shape {a.shape}")
+    return float(a.reshape(()))
+
+
 @dataclass(frozen=True)
 class TwoSlitIntrinsics:
     """Intrinsics of a finite two-slit camera: ``K1``, ``K2`` (2x2, ``K[1, 1] = 1``), θ and d.
@@ -72,11 +79,11 @@ class TwoSlitIntrinsics:
             if K[0, 0] <= 0 or K[1, 1] <= 0 or abs(np.linalg.det(K)) < 1e-14:
                 raise ValueError(f"{name} must be invertible with a positive diagonal, got "
                                  f"{K.tolist()}")
-        theta = float(self.theta)
+        theta = _real_scalar("theta", self.theta)
         if not np.isfinite(theta) or abs(np.sin(theta)) < 1e-12:
             raise ValueError(f"theta must be a finite angle with sin(theta) != 0 (slits not "
                              f"parallel), got {self.theta}")
-        d = float(self.d)
+        d = _real_scalar("d", self.d)
         if not np.isfinite(d) or d == 0:
             raise ValueError(f"d must be a finite non-zero slit distance, got {self.d}")
         object.__setattr__(self, "K1", K1 / K1[1, 1])
@@ -131,7 +138,7 @@ class PushbroomIntrinsics:
             raise ValueError(f"K1 must be diag(1/v, 1) with v > 0, got {K1.tolist()}")
         if K2[0, 0] <= 0 or K2[1, 1] <= 0 or abs(np.linalg.det(K2)) < 1e-14:
             raise ValueError(f"K2 must be invertible with a positive diagonal, got {K2.tolist()}")
-        theta = float(self.theta)
+        theta = _real_scalar("theta", self.theta)
         if not np.isfinite(theta) or abs(np.sin(theta)) < 1e-12:
             raise ValueError(f"theta must be a finite angle with sin(theta) != 0, got {self.theta}")
         object.__setattr__(self, "K1", K1)
@@ -250,8 +257,8 @@ def decompose_two_slit(camera: TwoSlitCamera) -> TwoSlitDecomposition:
     M1, M2 = A1[:, :3], A2[:, :3]
     n1, n2 = np.cross(M1[0], M1[1]), np.cross(M2[0], M2[1])
     scale = np.linalg.norm(M1, axis=1).prod() + np.linalg.norm(M2, axis=1).prod()
-    if min(np.linalg.norm(n1) / np.linalg.norm(M1, axis=1).prod(),
-           np.linalg.norm(n2) / np.linalg.norm(M2, axis=1).prod()) < 1e-12:
+    if (np.linalg.norm(n1) <= 1e-12 * np.linalg.norm(M1, axis=1).prod()
+            or np.linalg.norm(n2) <= 1e-12 * np.linalg.norm(M2, axis=1).prod()):
         raise ValueError("camera has a slit at infinity (M1 or M2 has rank 1): it is a pushbroom "
                          "camera, use decomposePushbroomProjection")
     r3 = np.cross(n1, n2)

@@ -57,6 +57,8 @@ class PinholeCamera(Camera):
 
     def transform(self, H) -> PinholeCamera:
         H = check_matrix("H", H, (4, 4))
+        if abs(np.linalg.det(H)) <= 1e-12 * np.abs(H).max() ** 4:
+            raise ValueError("H must be invertible, got a singular 4x4 matrix")
         return PinholeCamera(self.P @ np.linalg.inv(H))
 
     def in_front(self, points) -> np.ndarray:

@@ -206,7 +206,7 @@ class TwoSlitCamera(Camera):
         H : (4, 4) array_like, invertible
         """
         H = check_matrix("H", H, (4, 4))
-        if abs(np.linalg.det(H)) < 1e-12 * np.abs(H).max() ** 4:
+        if abs(np.linalg.det(H)) <= 1e-12 * np.abs(H).max() ** 4:
             raise ValueError("H must be invertible, got a singular 4x4 matrix")
         Hinv = np.linalg.inv(H)
         A1, A2 = self.A1 @ Hinv, self.A2 @ Hinv
