@@ -65,3 +65,7 @@ __all__ += [
     "computeEpipolarTensor",
     "findEpipolarTensor",
 ]
+
+from .api.pose import recoverTwoSlitPose, triangulateTwoSlitPoints  # noqa: E402
+
+__all__ += ["recoverTwoSlitPose", "triangulateTwoSlitPoints"]

@@ -2,6 +2,7 @@
 
 from .linear import MIN_LINEAR_POINTS, axis_normalization, solve_linear, solve_linear_batch
 from .minors import (
+    balance_matrix,
     cameras_from_matrix,
     candidate_matrices,
     matrix_from_cameras,
@@ -21,6 +22,7 @@ from .tensor import (
 __all__ = [
     "MIN_LINEAR_POINTS",
     "axis_normalization",
+    "balance_matrix",
     "cameras_from_matrix",
     "candidate_matrices",
     "contract_modes",

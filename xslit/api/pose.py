@@ -1,0 +1,185 @@
+"""cv2-style pose functions: recoverTwoSlitPose, triangulateTwoSlitPoints."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_array, check_finite, check_image_points
+from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics
+from ..geometry.projective import rvec_from_matrix
+from ..sfm import (
+    metric_pose_candidates,
+    projective_pairs_from_tensor,
+    refine_metric_pose,
+    reprojection_residuals,
+    triangulate_linear,
+    triangulate_nonlinear,
+)
+
+__all__ = ["recoverTwoSlitPose", "triangulateTwoSlitPoints"]
+
+
+def _check_tensor(F):
+    F = check_array("F", F)
+    if F.shape != (2, 2, 2, 2):
+        raise ValueError(f"F must have shape (2, 2, 2, 2), got {F.shape}")
+    check_finite("F", F)
+    if not np.any(F):
+        raise ValueError("F must not be zero")
+    return F
+
+
+def _check_mask(mask, n):
+    if mask is None:
+        return np.ones(n, bool)
+    m = check_array("mask", mask)
+    if m.size != n:
+        raise ValueError(f"mask must have N = {n} entries ((N, 1) or (N,)), got shape {m.shape}")
+    return m.reshape(n) != 0
+
+
+def triangulateTwoSlitPoints(cameras, points, refine=True):
+    """Triangulate points seen by two or more two-slit cameras (like ``cv2.triangulatePoints``).
+
+    Parameters
+    ----------
+    cameras : sequence of V >= 2 TwoSlitCamera
+    points : sequence of V (N, 2) or (N, 1, 2) array_like
+        Pixels of the same N points in each camera.
+    refine : bool
+        Minimise the reprojection error of each point after the linear estimate.
+
+    Returns
+    -------
+    points4D : (4, N) float64 ndarray
+        Homogeneous points (``X[3] = 1`` for refined finite points).
+
+    Examples
+    --------
+    >>> import xslit
+    >>> a = xslit.TwoSlitCamera([[1, 0, 0, 0], [0, 0, 1, 0]], [[0, 2, 0, 0], [0, 0, 1, 1]])
+    >>> b = xslit.TwoSlitCamera([[1, 0, 0, 1], [0, 0, 1, 0]], [[0, 1, 0, 0], [0, 0, 1, 2]])
+    >>> X = np.array([[0.5, -0.2, 3.0], [0.1, 0.4, 5.0]])
+    >>> P = xslit.triangulateTwoSlitPoints([a, b], [a.project(X), b.project(X)])
+    >>> np.allclose(P[:3] / P[3], X.T)
+    True
+    """
+    if not isinstance(cameras, (list, tuple)) or len(cameras) < 2:
+        raise ValueError("cameras must be a list of at least 2 TwoSlitCamera")
+    for k, cam in enumerate(cameras):
+        if not isinstance(cam, TwoSlitCamera):
+            raise ValueError(f"cameras[{k}] must be a TwoSlitCamera, got {type(cam).__name__}")
+    if not isinstance(points, (list, tuple)) or len(points) != len(cameras):
+        raise ValueError(f"points must be a list of {len(cameras)} arrays (one per camera)")
+    pts = [check_image_points(f"points[{k}]", p) for k, p in enumerate(points)]
+    if len({len(p) for p in pts}) != 1:
+        raise ValueError(f"points must all have the same N, got {[len(p) for p in pts]}")
+    X = triangulate_linear(cameras, pts)
+    if refine:
+        X = triangulate_nonlinear(cameras, pts, X)
+    return X.T.copy()
+
+
+def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, mask=None, *,
+                       refine=True, reprojThreshold=1.5):
+    """Camera pairs from an epipolar tensor and correspondences, like ``cv2.recoverPose``.
+
+    **Uncalibrated** (no intrinsics): the two projective configurations compatible with
+    ``F`` (Theorem 1: 8 candidates from the principal minors, the 2 consistent ones), in the
+    canonical form of eq. vecrep, with triangulated points. With ``refine`` the pair is first
+    refined by maximum likelihood on the inliers (13 + 3N parameters), so the configurations
+    explain a tensor exactly on the variety.
+
+    **Calibrated** (both intrinsics, as ``decomposeTwoSlitProjection(...).intrinsics``): the
+    metric relative pose of camera 2, choosing the configuration consistent with the
+    intrinsics; the translation has metric scale (two-slit cameras observe scale through the
+    slit distance ``d``). With ``refine``, pose and points are refined by maximum likelihood.
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) array_like
+    points1, points2 : (N, 2) or (N, 1, 2) array_like
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics, optional
+        Both or neither.
+    mask : (N, 1) or (N,) array_like, optional
+        Inliers to use (non-zero), e.g. from :func:`findEpipolarTensor`.
+    refine : bool
+    reprojThreshold : float
+        Uncalibrated only: a correspondence counts in ``retval`` when its triangulated point
+        reprojects within this many pixels.
+
+    Returns
+    -------
+    Uncalibrated: ``(retval, configurations, mask)``
+        ``configurations`` is a list of two ``(camera1, camera2, points4D)`` with
+        ``points4D`` (4, N); ``retval`` counts the masked correspondences reprojecting within
+        ``reprojThreshold``; ``mask`` (N, 1) uint8 marks them.
+    Calibrated: ``(retval, R, t, mask, points4D)``
+        ``R`` (3, 3) and ``t`` (3, 1) map camera 1's coordinates to camera 2's
+        (``X2 = R X1 + t``; camera 1's frame is the one of ``composeTwoSlitProjection`` with
+        zero pose); ``retval`` counts the masked correspondences in front of both cameras
+        (the validity check of cv2.recoverPose), which ``mask`` marks; ``points4D`` (4, N)
+        are in camera 1's frame.
+    """
+    F = _check_tensor(F)
+    p1 = check_image_points("points1", points1)
+    p2 = check_image_points("points2", points2)
+    if len(p1) != len(p2):
+        raise ValueError(f"points1 and points2 must have the same number of points, got "
+                         f"{len(p1)} and {len(p2)}")
+    inl = _check_mask(mask, len(p1))
+    if (intrinsics1 is None) != (intrinsics2 is None):
+        raise ValueError("intrinsics1 and intrinsics2 must be given together (calibrated) or "
+                         "both omitted (uncalibrated)")
+    for name, intr in (("intrinsics1", intrinsics1), ("intrinsics2", intrinsics2)):
+        if intr is not None and not isinstance(intr, (TwoSlitIntrinsics, PushbroomIntrinsics)):
+            raise ValueError(f"{name} must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
+                             f"{type(intr).__name__}")
+    if inl.sum() < 15:
+        raise ValueError(f"mask must leave at least 15 correspondences, got {int(inl.sum())}")
+    q1, q2 = p1[inl], p2[inl]
+    pairs = projective_pairs_from_tensor(F, q1, q2, refine=refine)
+    configs = pairs.configurations
+    if intrinsics1 is None:
+        out = []
+        good = np.zeros(len(p1), bool)
+        for A1, A2, B1, B2 in configs:
+            cams = [TwoSlitCamera(A1, A2), TwoSlitCamera(B1, B2)]
+            X = triangulate_linear(cams, [p1, p2])
+            res = reprojection_residuals(cams, [p1, p2], X)
+            good |= inl & (np.nan_to_num(np.abs(res), nan=np.inf).max(axis=1) <= reprojThreshold)
+            out.append((cams[0], cams[1], X.T.copy()))
+        return int(good.sum()), out, good.astype(np.uint8)[:, None]
+    # Calibrated: metric candidates of both configurations, the most consistent first.
+    cands = []
+    for conf in pairs.normalized:
+        cands += metric_pose_candidates(conf, intrinsics1, intrinsics2, pairs.transforms)
+    if not cands:
+        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2 "
+                         "(the projective configurations do not upgrade)")
+    # The few most consistent candidates are refined by maximum likelihood; the one that
+    # explains the data best (reprojection error, then cheirality) wins.
+    shortlist = [c for c in cands if c.mismatch <= 10 * cands[0].mismatch + 1e-3][:4]
+    best = None
+    for cand in shortlist:
+        rv, tv = rvec_from_matrix(cand.R), cand.t
+        if refine:
+            rv, tv, _, rms = refine_metric_pose(intrinsics1, intrinsics2, rv, tv, q1, q2)
+        else:
+            rms = cand.mismatch
+        X = triangulate_linear([cand.camera1, cand.camera2], [q1, q2])
+        front = int((cand.camera1.in_front(X) & cand.camera2.in_front(X)).sum())
+        key = (rms if np.isfinite(rms) else np.inf, -front)
+        if best is None or key < best[0]:
+            best = (key, rv, tv)
+    _, rvec, tvec = best
+    from ..sfm.two_view import _compose
+
+    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = _compose(intrinsics2, rvec, tvec)
+    X = triangulate_nonlinear([cam1, cam2], [p1, p2], triangulate_linear([cam1, cam2], [p1, p2]))
+    valid = inl & cam1.in_front(X) & cam2.in_front(X)
+    from ..geometry.projective import matrix_from_rvec
+
+    return (int(valid.sum()), matrix_from_rvec(rvec), np.asarray(tvec, float).reshape(3, 1),
+            valid.astype(np.uint8)[:, None], X.T.copy())
