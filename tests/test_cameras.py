@@ -579,3 +579,31 @@ def test_dual_matrix_of_a_slit_builds_the_camera_rows():
     y1, y2, y3 = Y_EX1.T
     np.testing.assert_allclose(np.stack([P1 @ y3, -(P1 @ y1)]), A1_EX, atol=EXACT)
     np.testing.assert_allclose(np.stack([P2 @ y3, -(P2 @ y2)]), A2_EX, atol=EXACT)
+
+
+# -- the demo (make demo) ------------------------------------------------------------------
+
+
+def test_demo_checks_pass_and_failures_are_reported(capsys):
+    import io
+
+    from xslit import demo
+
+    assert demo.main() == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and out.count("[ok]") >= 15
+    buf = io.StringIO()
+
+    def failing():
+        """A failing check."""
+        return [demo.Line("wrong", "1 != 2", False)]
+
+    def raising():
+        """A check that raises."""
+        raise RuntimeError("boom")
+
+    assert demo.run([demo.example1_plane_projection, failing], out=buf) is False
+    assert "[FAIL] wrong" in buf.getvalue()
+    buf = io.StringIO()
+    assert demo.run([raising, demo.example1_plane_projection], out=buf) is False
+    assert "raised RuntimeError: boom" in buf.getvalue() and "[ok]" in buf.getvalue()
