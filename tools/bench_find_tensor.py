@@ -32,6 +32,12 @@ import os
 import statistics
 import time
 
+# Single-threaded BLAS unless the caller says otherwise: on a shared 2-core machine OpenBLAS's
+# spinning threads make the small (n x 16) factorisations up to 30x slower, and cv2's
+# USAC_MAGSAC runs on one thread. Must be set before numpy is imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import numpy as np
 
 import xslit
@@ -234,7 +240,8 @@ def main(argv=None):
     import cv2
 
     print(f"xslit {xslit.__version__}, OpenCV {cv2.__version__} ({cv2.getNumThreads()} threads), "
-          f"numpy {np.__version__}; {os.cpu_count()} CPUs, load average "
+          f"numpy {np.__version__} (OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}); "
+          f"{os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f} at start")
     for n in args.n:
         run(n, args.repeats, args.seed)
