@@ -50,8 +50,8 @@ def decomposeTwoSlitProjection(camera):
     >>> intr = xslit.TwoSlitIntrinsics.from_parameters(800, 600, 320, 240, np.pi / 3, 0.5)
     >>> cam = xslit.composeTwoSlitProjection(intr, [0.1, 0.2, 0.3], [0.0, 0.1, 4.0])
     >>> dec = xslit.decomposeTwoSlitProjection(cam)
-    >>> np.round([dec.K1[0, 0], dec.K2[0, 0] / 2, np.degrees(dec.theta), dec.d], 9)
-    array([800., 600.,  60.,   0.5])
+    >>> np.round([dec.K1[0, 0], dec.K2[0, 0] / 2, np.degrees(dec.theta), dec.d], 9).tolist()
+    [800.0, 600.0, 60.0, 0.5]
     """
     return decompose_two_slit(_as_camera(camera))
 
