@@ -11,6 +11,7 @@ from ..sfm import (
     metric_pose_candidates,
     projective_pairs_from_tensor,
     refine_metric_pose,
+    refine_pose_sampson,
     reprojection_residuals,
     triangulate_linear,
     triangulate_nonlinear,
@@ -150,6 +151,8 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
             good |= inl & (np.nan_to_num(np.abs(res), nan=np.inf).max(axis=1) <= reprojThreshold)
             out.append((cams[0], cams[1], X.T.copy()))
         return int(good.sum()), out, good.astype(np.uint8)[:, None]
+    from ..sfm.two_view import _compose
+
     # Calibrated: metric candidates of both configurations, the most consistent first.
     cands = []
     for conf in pairs.normalized:
@@ -160,22 +163,27 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     # The few most consistent candidates are refined by maximum likelihood; the one that
     # explains the data best (reprojection error, then cheirality) wins.
     shortlist = [c for c in cands if c.mismatch <= 10 * cands[0].mismatch + 1e-3][:4]
-    best = None
+    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
+    results = []
     for cand in shortlist:
         rv, tv = rvec_from_matrix(cand.R), cand.t
-        if refine:
-            rv, tv, _, rms = refine_metric_pose(intrinsics1, intrinsics2, rv, tv, q1, q2)
-        else:
-            rms = cand.mismatch
-        X = triangulate_linear([cand.camera1, cand.camera2], [q1, q2])
-        front = int((cand.camera1.in_front(X) & cand.camera2.in_front(X)).sum())
-        key = (rms if np.isfinite(rms) else np.inf, -front)
-        if best is None or key < best[0]:
-            best = (key, rv, tv)
-    _, rvec, tvec = best
-    from ..sfm.two_view import _compose
-
-    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
+        score = cand.mismatch
+        if refine:  # the 6-parameter Sampson fit: cheap, and a wide basin
+            rv, tv, score = refine_pose_sampson(intrinsics1, intrinsics2, rv, tv, q1, q2)
+        try:
+            c2 = _compose(intrinsics2, rv, tv)
+        except ValueError:
+            continue
+        X = triangulate_linear([cam1, c2], [q1, q2])
+        front = int((cam1.in_front(X) & c2.in_front(X)).sum())
+        results.append((front, score if np.isfinite(score) else np.inf, rv, tv))
+    if not results:
+        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2")
+    # Cheirality first (as cv2.recoverPose), then the fit to the data.
+    most = max(r[0] for r in results)
+    _, _, rvec, tvec = min((r for r in results if r[0] >= 0.9 * most), key=lambda r: r[1])
+    if refine:
+        rvec, tvec, _, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec, q1, q2)
     cam2 = _compose(intrinsics2, rvec, tvec)
     X = triangulate_nonlinear([cam1, cam2], [p1, p2], triangulate_linear([cam1, cam2], [p1, p2]))
     valid = inl & cam1.in_front(X) & cam2.in_front(X)

@@ -7,6 +7,7 @@ from .two_view import (
     metric_pose_candidates,
     projective_pairs_from_tensor,
     refine_metric_pose,
+    refine_pose_sampson,
     refine_projective_pair,
 )
 
@@ -16,6 +17,7 @@ __all__ = [
     "metric_pose_candidates",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
+    "refine_pose_sampson",
     "refine_projective_pair",
     "reprojection_residuals",
     "triangulate_linear",
