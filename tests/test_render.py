@@ -284,3 +284,26 @@ def test_bad_arguments():
         render.Scene.from_file("/nonexistent/mesh.obj")
     with pytest.raises(ValueError, match="mesh"):
         render.Scene(np.zeros((3, 3)))
+
+
+def test_fast_texture_path_matches_general_path(terrain):
+    """The cv2 kernel for single-texture scenes gives the colours of Scene.albedo."""
+    cam = pushbroom_over_terrain(SMALL)
+    rays = cam.rays(render.pixel_grid(SMALL).reshape(-1, 2))
+    w, h = SMALL
+    light = np.array([0.3, -0.4, 0.866])
+    images = []
+    for fast in (True, False):
+        image = np.zeros((h, w, 3), np.float32)
+        render.raycast._render_block(terrain, rays, h, w, light, 0.35, np.zeros(3, np.float32),
+                                     1, image, fast=fast)
+        images.append(image)
+    assert terrain.texel_table() is not None
+    np.testing.assert_allclose(images[0], images[1], atol=1.5)  # cv2.remap: 1/32 texel
+
+
+def test_non_finite_rays_do_not_hit(room):
+    rays = np.array([[0, -4, 0, 0, 1, 0], [np.nan, -4, 0, 0, 1, 0], [0, -4, 0, np.inf, 1, 0.0]])
+    r = render.render_from_rays(room, rays, (3, 1), nthreads=1)
+    np.testing.assert_array_equal(r["mask"], [[True, False, False]])
+    assert np.isnan(r["points"][0, 1:]).all() and np.isinf(r["depth"][0, 1:]).all()

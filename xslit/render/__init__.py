@@ -12,7 +12,13 @@ Scenes are procedural and seeded (``make_room_scene``, ``make_terrain_scene``,
 Open3D and OpenCV are imported only when this package is used, never by ``import xslit``.
 """
 
-from .raycast import Correspondences, correspondences_between, pixel_grid, renderImage
+from .raycast import (
+    Correspondences,
+    correspondences_between,
+    pixel_grid,
+    render_from_rays,
+    renderImage,
+)
 from .scene import Scene
 from .scenes import (
     MeshBuilder,
@@ -33,4 +39,5 @@ __all__ = [
     "pixel_grid",
     "pose_from_look_at",
     "renderImage",
+    "render_from_rays",
 ]

@@ -27,10 +27,11 @@ import numpy as np
 
 from .._checks import check_array, check_positive_int, check_rng
 from ..cameras import Camera
-from ._open3d import import_open3d
+from ._open3d import import_cv2, import_open3d
 from .scene import Scene
 
-__all__ = ["Correspondences", "correspondences_between", "pixel_grid", "renderImage"]
+__all__ = ["Correspondences", "correspondences_between", "pixel_grid", "renderImage",
+           "render_from_rays"]
 
 #: Default light direction (towards the light): from above, slightly to the side.
 DEFAULT_LIGHT = (0.35, -0.45, 0.82)
@@ -107,34 +108,165 @@ def cast_rays(scene: Scene, rays: np.ndarray, nthreads: int) -> dict:
     -------
     hits : dict
         ``t_hit`` (N,) float32 (inf: no hit), ``primitive_ids`` (N,) uint32,
-        ``primitive_uvs`` (N, 2) float32, ``primitive_normals`` (N, 3) float32.
+        ``primitive_uvs`` (N, 2) float32, ``primitive_normals`` (N, 3) float32, and
+        ``rays`` (N, 6) float32, the rays as cast.
     """
     o3d = import_open3d()
     rays32 = np.ascontiguousarray(rays, dtype=np.float32)
-    finite = np.isfinite(rays32).all(axis=1)
-    if not finite.all():
-        rays32 = rays32.copy()
-        rays32[~finite] = (0, 0, 0, 0, 0, 1)
+    # Embree reports no hit for rays with NaN or inf entries (tested in test_render.py).
     ans = scene.raycaster.cast_rays(o3d.core.Tensor.from_numpy(rays32), nthreads=nthreads)
     out = {k: ans[k].numpy() for k in ("t_hit", "primitive_ids", "primitive_uvs",
                                        "primitive_normals")}
-    if not finite.all():
-        out["t_hit"][~finite] = np.inf
+    out["rays"] = rays32
     return out
 
 
-def _shade(scene, hits, rays, idx, points, light, ambient) -> np.ndarray:
-    """Lambert-shaded colour ``(len(idx), 3)`` float32 of the hits ``idx``."""
-    prim = hits["primitive_ids"][idx]
-    albedo = scene.albedo(prim, hits["primitive_uvs"][idx], points)
-    normals = hits["primitive_normals"][idx]
-    d = rays[idx, 3:]
-    cos_view = np.einsum("ij,ij->i", normals, d.astype(np.float32, copy=False))
-    cos_light = normals @ light.astype(np.float32)
-    cos_light[cos_view > 0] *= -1  # turn the normal towards the camera
-    shade = ambient + (1.0 - ambient) * np.maximum(cos_light, 0.0)
-    albedo *= shade[:, None]
-    return albedo
+#: Pixels per block: rays are cast and shaded block by block so that the intermediate arrays
+#: stay in cache; the result does not depend on it.
+BLOCK_PIXELS = 1 << 18
+
+
+def _lambert(normals: np.ndarray, directions: np.ndarray, light: np.ndarray,
+             ambient: float) -> np.ndarray:
+    """Shade factor ``a + (1 - a) max(0, n' . l)``, ``n'`` the normal turned to the camera.
+
+    ``normals`` and ``directions`` are ``(h, w, 3)`` float32 images; returns ``(h, w)``.
+    """
+    cv2 = import_cv2()
+    ones = np.ones((1, 3), np.float32)
+    cos_light = cv2.transform(normals, light.reshape(1, 3).astype(np.float32))
+    cos_view = cv2.transform(cv2.multiply(normals, directions), ones)
+    # The normal faces the camera when n . d < 0; then n' . l = n . l, else -n . l.
+    lit = np.abs(cos_light)
+    lit[cos_light * cos_view >= 0] = 0.0
+    lit *= 1.0 - ambient
+    lit += ambient
+    return lit.reshape(normals.shape[:2])
+
+
+def _colour_fast(scene, table, hits, dirs, mask, h, w, light, ambient):
+    """Shaded colour ``(h, w, 3)`` float32 of a single-texture scene, all in ``cv2``."""
+    cv2 = import_cv2()
+    prim = np.where(mask, hits["primitive_ids"], 0)
+    gather = np.empty((h, w, 2), np.int16)
+    np.bitwise_and(prim, 4095, out=gather[..., 0].reshape(-1), casting="unsafe")
+    np.right_shift(prim, 12, out=gather[..., 1].reshape(-1), casting="unsafe")
+    b1, b2 = cv2.split(hits["primitive_uvs"].reshape(h, w, 2))
+    weights = cv2.merge([np.ones_like(b1), b1, b2])
+    ones = np.ones((1, 3), np.float32)
+    xy = [cv2.transform(cv2.multiply(cv2.remap(t, gather, None, cv2.INTER_NEAREST), weights),
+                        ones) for t in table]
+    texels = cv2.remap(scene.textures[0], xy[0], xy[1], cv2.INTER_LINEAR,
+                       borderMode=cv2.BORDER_WRAP)
+    shade = _lambert(hits["primitive_normals"].reshape(h, w, 3), dirs, light, ambient)
+    if not mask.all():
+        shade *= mask.reshape(h, w)  # misses: black, the background is added by the caller
+    return cv2.multiply(texels, cv2.merge([shade, shade, shade]), dtype=cv2.CV_32F)
+
+
+def _colour_general(scene, hits, rays, mask, h, w, light, ambient):
+    """Shaded colour ``(h, w, 3)`` float32 from :meth:`Scene.albedo` (any colour source)."""
+    idx = np.flatnonzero(mask)
+    out = np.zeros((h * w, 3), np.float32)
+    if len(idx) == 0:
+        return out.reshape(h, w, 3)
+    t = hits["t_hit"][idx].astype(np.float64)
+    points = rays[idx, :3] + t[:, None] * rays[idx, 3:]
+    albedo = scene.albedo(hits["primitive_ids"][idx], hits["primitive_uvs"][idx], points)
+    normals = np.ascontiguousarray(hits["primitive_normals"][idx]).reshape(-1, 1, 3)
+    dirs = rays[idx, 3:].astype(np.float32).reshape(-1, 1, 3)
+    albedo *= _lambert(normals, dirs, light, ambient)
+    out[idx] = albedo
+    return out.reshape(h, w, 3)
+
+
+def _render_block(scene, rays, h, w, light, ambient, bg, nthreads, image, depth=None,
+                  points=None, mask=None, *, fast=True):
+    """Cast and shade ``h * w`` rays ``(h * w, 6)`` float64; write into the output views.
+
+    ``image`` (h, w, 3) float32 receives the colour (added to it); ``depth`` (h, w),
+    ``points`` (h, w, 3) and ``mask`` (h, w), when given, the geometry.
+    """
+    cv2 = import_cv2()
+    hits = cast_rays(scene, rays, nthreads)
+    t = hits["t_hit"]
+    hit = np.isfinite(t)
+    if depth is not None:
+        d = depth.reshape(-1)
+        d[:] = t
+        mask.reshape(-1)[:] = hit
+        if not hit.all():
+            d[~hit] = np.nan  # so that the points are NaN; set back to inf below
+        p = points.reshape(-1, 3)
+        np.multiply(rays[:, 3:], d[:, None], out=p)
+        p += rays[:, :3]
+        if not hit.all():
+            d[~hit] = np.inf
+    table = scene.texel_table() if fast else None
+    if table is not None:
+        dirs = np.ascontiguousarray(hits["rays"][:, 3:]).reshape(h, w, 3)
+        colour = _colour_fast(scene, table, hits, dirs, hit, h, w, light, ambient)
+    else:
+        colour = _colour_general(scene, hits, rays, hit, h, w, light, ambient)
+    if bg.any() and not hit.all():
+        colour += (~hit).reshape(h, w, 1) * bg  # misses are black so far
+    cv2.add(image, colour, dst=image)
+
+
+def render_from_rays(scene, rays, imageSize, *, light_dir=DEFAULT_LIGHT,
+                     nthreads: int | None = None, ambient: float = 0.35,
+                     background=(0, 0, 0)) -> dict:
+    """Render precomputed rays, one per pixel: the kernel of :func:`renderImage`.
+
+    Parameters
+    ----------
+    scene : Scene
+    rays : (H * W, 6) or (H, W, 6) array_like
+        Origin and unit direction per pixel, row-major (as ``camera.rays`` of
+        :func:`pixel_grid`); non-finite rays give no hit.
+    imageSize : (width, height)
+    light_dir, nthreads, ambient, background
+        As in :func:`renderImage`.
+
+    Returns
+    -------
+    render : dict
+        ``"image"``, ``"depth"``, ``"points"``, ``"mask"`` as in :func:`renderImage`.
+    """
+    if not isinstance(scene, Scene):
+        raise ValueError(f"scene must be an xslit.render.Scene, got {type(scene).__name__}")
+    w, h = _check_image_size(imageSize)
+    light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
+    rays = check_array("rays", rays)
+    if rays.shape not in ((h * w, 6), (h, w, 6)):
+        raise ValueError(f"rays must have shape ({h * w}, 6) or ({h}, {w}, 6) for imageSize "
+                         f"{(w, h)}, got {rays.shape}")
+    rays = np.ascontiguousarray(rays.reshape(h * w, 6))
+    image = np.zeros((h, w, 3), np.float32)
+    depth = np.empty((h, w))
+    points = np.empty((h, w, 3))
+    mask = np.empty((h, w), bool)
+    step = max(1, BLOCK_PIXELS // w)
+    for r0 in range(0, h, step):
+        r1 = min(h, r0 + step)
+        _render_block(scene, rays[r0 * w:r1 * w], r1 - r0, w, light, ambient, bg, nthreads,
+                      image[r0:r1], depth[r0:r1], points[r0:r1], mask[r0:r1])
+    return {"image": _to_uint8(image), "depth": depth, "points": points, "mask": mask}
+
+
+def _to_uint8(image: np.ndarray) -> np.ndarray:
+    cv2 = import_cv2()
+    return cv2.convertScaleAbs(image)  # rounds and saturates to [0, 255]; colours are >= 0
+
+
+def _check_shading(light_dir, ambient, background, nthreads):
+    light = _check_direction("light_dir", light_dir)
+    if not 0 <= ambient <= 1:
+        raise ValueError(f"ambient must be in [0, 1], got {ambient}")
+    bg = check_array("background", background)
+    if bg.shape != (3,) or not np.all((bg >= 0) & (bg <= 255)):
+        raise ValueError(f"background must be an RGB triple in [0, 255], got {background!r}")
+    return light, float(ambient), bg.astype(np.float32), _check_nthreads(nthreads)
 
 
 def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAULT_LIGHT,
@@ -189,55 +321,27 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
     camera = _check_camera("camera", camera)
     w, h = _check_image_size(imageSize)
     k = check_positive_int("supersample", supersample)
-    light = _check_direction("light_dir", light_dir)
-    nthreads = _check_nthreads(nthreads)
-    if not 0 <= ambient <= 1:
-        raise ValueError(f"ambient must be in [0, 1], got {ambient}")
-    bg = check_array("background", background)
-    if bg.shape != (3,):
-        raise ValueError(f"background must be an RGB triple, got {background!r}")
+    light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
 
     pixels = pixel_grid((w, h))
-    rays = camera.rays(pixels.reshape(-1, 2))
-    hits = cast_rays(scene, rays, nthreads)
-    t = hits["t_hit"]
-    mask = np.isfinite(t)
-    depth = t.astype(np.float64)
-    idx = np.flatnonzero(mask)
-    points = np.full((h * w, 3), np.nan)
-    points[idx] = rays[idx, :3] + depth[idx, None] * rays[idx, 3:]
-
-    image = np.empty((h * w, 3), np.float32)
-    if k == 1:
-        image[:] = bg
-        image[idx] = _shade(scene, hits, rays, idx, points[idx], light, ambient)
-    else:
-        image[:] = 0
+    result = render_from_rays(scene, camera.rays(pixels.reshape(-1, 2)), (w, h),
+                              light_dir=light, nthreads=nthreads, ambient=ambient,
+                              background=bg)
+    if k > 1:
+        image = np.zeros((h, w, 3), np.float32)
         offsets = (np.arange(k) + 0.5) / k - 0.5
+        step = max(1, BLOCK_PIXELS // w)
         for dy in offsets:
             for dx in offsets:
                 sub = camera.rays((pixels + np.array([dx, dy])).reshape(-1, 2))
-                sub_hits = cast_rays(scene, sub, nthreads)
-                sub_t = sub_hits["t_hit"]
-                sub_idx = np.flatnonzero(np.isfinite(sub_t))
-                sub_points = sub[sub_idx, :3] + sub_t[sub_idx, None].astype(np.float64) * \
-                    sub[sub_idx, 3:]
-                contrib = np.empty((h * w, 3), np.float32)
-                contrib[:] = bg
-                contrib[sub_idx] = _shade(scene, sub_hits, sub, sub_idx, sub_points, light,
-                                          ambient)
-                image += contrib
+                for r0 in range(0, h, step):
+                    r1 = min(h, r0 + step)
+                    _render_block(scene, sub[r0 * w:r1 * w], r1 - r0, w, light, ambient, bg,
+                                  nthreads, image[r0:r1])
         image /= k * k
-    image = np.clip(np.rint(image), 0, 255).astype(np.uint8)
-    return {
-        "image": image.reshape(h, w, 3),
-        "depth": depth.reshape(h, w),
-        "points": points.reshape(h, w, 3),
-        "mask": mask.reshape(h, w),
-        "camera": camera,
-        "pixels": pixels,
-        "scene": scene,
-    }
+        result["image"] = _to_uint8(image)
+    result.update(camera=camera, pixels=pixels, scene=scene)
+    return result
 
 
 class Correspondences(NamedTuple):

@@ -202,6 +202,7 @@ class Scene:
         self.base_color = _check_color("base_color", base_color)
         self.info = dict(info or {})
         self._raycaster = None
+        self._texel_table = False  # not computed yet; None when not applicable
 
     def __repr__(self) -> str:
         return (f"Scene({len(self.vertices)} vertices, {self.n_triangles} triangles, "
@@ -227,6 +228,49 @@ class Scene:
                              o3d.core.Tensor.from_numpy(self.triangles))
             self._raycaster = rc
         return self._raycaster
+
+    def texel_table(self):
+        r"""Per-triangle affine map from barycentric coordinates to texel coordinates.
+
+        For a scene with one texture (every triangle textured by it), texel coordinates
+        ``(x, y)`` of a hit with barycentric ``(b1, b2)`` on triangle ``k`` are
+
+        .. math:: x = X_{k0} + b_1 X_{k1} + b_2 X_{k2}, \quad y = Y_{k0} + b_1 Y_{k1} + b_2 Y_{k2},
+
+        with ``x = u W - 1/2``, ``y = (1 - v) H - 1/2`` (OBJ convention) after shifting each
+        triangle's ``(u, v)`` by whole periods into ``[0, 1)`` (lookups wrap). The table is laid
+        out as two images, so that ``cv2.remap`` with nearest interpolation gathers it.
+
+        Returns
+        -------
+        table : tuple of two (R, 4096, 3) float32 ndarrays, or None
+            ``(X, Y)`` rows of triangle ``k`` at ``[k // 4096, k % 4096]``; None when the scene
+            has no texture coordinates, several textures, untextured triangles, or texture
+            coordinates too far from ``[0, 1]`` for ``cv2.remap``'s 16-bit fixed point.
+        """
+        if self._texel_table is not False:
+            return self._texel_table
+        table = None
+        one_texture = len(self.textures) == 1 and (
+            self.material_ids is None or not np.any(self.material_ids))
+        if self.triangle_uvs is not None and one_texture:
+            th, tw = self.textures[0].shape[:2]
+            uv = self.triangle_uvs.astype(np.float64)
+            uv = uv - np.floor(uv.min(axis=1, keepdims=True))
+            x = uv[..., 0] * tw - 0.5
+            y = (1.0 - uv[..., 1]) * th - 0.5
+            if max(np.abs(x).max(), np.abs(y).max()) < 30000:
+                rows = -(-self.n_triangles // 4096)
+                table = []
+                for c in (x, y):
+                    t = np.zeros((rows * 4096, 3), np.float32)
+                    t[:self.n_triangles, 0] = c[:, 0]
+                    t[:self.n_triangles, 1] = c[:, 1] - c[:, 0]
+                    t[:self.n_triangles, 2] = c[:, 2] - c[:, 0]
+                    table.append(t.reshape(rows, 4096, 3))
+                table = tuple(table)
+        self._texel_table = table
+        return table
 
     def to_legacy_mesh(self):
         """The mesh as an ``open3d.geometry.TriangleMesh`` with its textures and uvs."""
