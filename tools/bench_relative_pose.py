@@ -120,6 +120,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--verbose", action="store_true", help="print every seed's errors")
     ap.add_argument("--colmap-threshold", type=float, default=THRESHOLD,
                     help="pycolmap max_error in pixels (default: xslit's threshold)")
     args = ap.parse_args(argv)
@@ -147,6 +148,9 @@ def main(argv=None):
                 continue
             rerr.append(rotation_error_deg(R, R_true))
             terr.append(100 * np.linalg.norm(t - t_true))
+            if args.verbose:
+                print(f"  seed {seed:3d} {name:9} {1e3 * dt:8.1f} ms  rotation {rerr[-1]:8.4f} deg"
+                      f"  translation {terr[-1]:9.3f} cm")
     print(f"  {'':34}{'time [ms]':>10}{'rot mean':>10}{'rot med':>10}{'t mean':>9}{'t med':>9}"
           f"{'fail':>8}")
     print(f"  {'':34}{'':>10}{'[deg]':>10}{'[deg]':>10}{'[cm]':>9}{'[cm]':>9}")
