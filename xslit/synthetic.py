@@ -27,6 +27,7 @@ __all__ = [
     "random_rotation",
     "random_two_slit_camera",
     "random_two_slit_intrinsics",
+    "random_two_view_scene",
 ]
 
 
@@ -137,3 +138,66 @@ def random_projective_transform(rng=None) -> np.ndarray:
     rng = check_rng(rng)
     H = np.eye(4) + 0.3 * rng.normal(size=(4, 4))
     return H
+
+
+def random_two_view_scene(rng=None, n: int = 300, *, image_size: int = 1000,
+                          sigma: float = 0.0, outlier_ratio: float = 0.0,
+                          kind: str = "two_slit", baseline: float = 1.0, depth: float = 5.0):
+    """A calibrated stereo rig, points filling both images, noise and outliers.
+
+    Camera 1 sits at the origin (its canonical frame); camera 2 is about ``baseline`` to the
+    side, slightly rotated; the scene is a box about ``depth`` in front. Points are kept when
+    in front of both cameras and inside both ``image_size`` squares.
+
+    Parameters
+    ----------
+    kind : {"two_slit", "pushbroom", "mixed"}
+        "mixed" makes camera 2 a pushbroom camera.
+
+    Returns
+    -------
+    dict
+        ``intrinsics1, intrinsics2, camera1, camera2, rvec, tvec`` (pose of camera 2),
+        ``X`` (n, 3), ``points1, points2`` (n, 2) observed, ``inliers`` (n,) bool (False for
+        the outliers, whose ``points2`` are uniform in the image).
+    """
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    if kind not in ("two_slit", "pushbroom", "mixed"):
+        raise ValueError(f"kind must be 'two_slit', 'pushbroom' or 'mixed', got {kind!r}")
+    for _ in range(50):
+        i1 = random_two_slit_intrinsics(rng) if kind != "pushbroom" else None
+        if kind == "pushbroom":
+            i1 = random_pushbroom_intrinsics(rng)
+            i1 = PushbroomIntrinsics(np.diag([image_size / 4.0, 1.0]), i1.K2, i1.theta)
+        i2 = (random_two_slit_intrinsics(rng) if kind == "two_slit" else
+              PushbroomIntrinsics(np.diag([image_size / 4.0, 1.0]),
+                                  random_pushbroom_intrinsics(rng).K2,
+                                  np.radians(rng.uniform(60, 120))))
+        compose1 = compose_two_slit if isinstance(i1, TwoSlitIntrinsics) else compose_pushbroom
+        compose2 = compose_two_slit if isinstance(i2, TwoSlitIntrinsics) else compose_pushbroom
+        cam1 = compose1(i1, np.zeros(3), np.zeros(3))
+        rvec = rng.normal(scale=0.1, size=3)
+        tvec = np.array([-baseline, 0.0, 0.0]) + rng.normal(scale=0.1 * baseline, size=3)
+        tvec *= baseline / np.linalg.norm(tvec)
+        cam2 = compose2(i2, rvec, tvec)
+        X = rng.uniform(-2, 2, size=(40 * n, 3)) + np.array([0.0, 0.0, depth])
+        p1, p2 = cam1.project(X), cam2.project(X)
+        ok = cam1.in_front(X) & cam2.in_front(X)
+        with np.errstate(invalid="ignore"):
+            ok &= ((p1 >= 0) & (p1 < image_size)).all(1) & ((p2 >= 0) & (p2 < image_size)).all(1)
+        if ok.sum() >= n:
+            break
+    else:
+        raise ValueError("could not place a rig seeing n points; lower n or image_size")
+    X, p1, p2 = X[ok][:n], p1[ok][:n], p2[ok][:n]
+    q1 = p1 + rng.normal(scale=sigma, size=p1.shape) if sigma > 0 else p1.copy()
+    q2 = p2 + rng.normal(scale=sigma, size=p2.shape) if sigma > 0 else p2.copy()
+    inl = np.ones(n, bool)
+    n_out = round(outlier_ratio * n)
+    if n_out:
+        idx = rng.choice(n, n_out, replace=False)
+        q2[idx] = rng.uniform(0, image_size, size=(n_out, 2))
+        inl[idx] = False
+    return {"intrinsics1": i1, "intrinsics2": i2, "camera1": cam1, "camera2": cam2,
+            "rvec": rvec, "tvec": tvec, "X": X, "points1": q1, "points2": q2, "inliers": inl}

@@ -223,10 +223,13 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
     result = RobustResult(model, inl, float(best_loss), it, True)
     if opt.randomness_alpha is not None and chance_fracs:
         if hasattr(problem, "chance_residuals"):
-            p0 = float(np.mean(problem.chance_residuals(model, rng) < thr_eff))
+            hits = sum(int(np.sum(problem.chance_residuals(model, rng) < thr_eff))
+                       for _ in range(20))
+            p0 = (hits + 1.0) / (20 * n + 1.0)
         else:
             p0 = float(np.median(np.concatenate(chance_fracs)))
-        needed_support = _support_needed(n, s, p0, opt.randomness_alpha)
+        # Bonferroni: the best of `it` hypotheses (each locally optimised) is being tested.
+        needed_support = _support_needed(n, s, p0, opt.randomness_alpha / max(it, 1))
         result.history["chance_inlier_ratio"] = p0
         result.history["support_needed"] = needed_support
         if inl.sum() < needed_support:

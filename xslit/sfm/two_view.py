@@ -77,7 +77,8 @@ def _residuals_C(C, X, obs):
     return val - obs, val, den
 
 
-def refine_projective_pair(C0, points1, points2, X0=None, *, max_iterations: int = 100):
+def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
+                           max_iterations: int = 100):
     """Maximum-likelihood refinement of a projective two-slit pair (13 + 3N parameters).
 
     Minimises the reprojection error in both images with :func:`block_levenberg_marquardt`
@@ -91,11 +92,15 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, max_iterations: int
         Inlier correspondences.
     X0 : (N, 4) ndarray, optional
         Initial points; triangulated linearly when omitted.
+    axis_scales : (4,) array_like, optional
+        Pixels per unit of each coordinate (x, y, x', y') when the points are normalised:
+        residuals are multiplied by them, so the cost and ``rms`` are in pixels.
 
     Returns
     -------
     ProjectiveRefinement
     """
+    w = np.ones(4) if axis_scales is None else np.asarray(axis_scales, dtype=float)
     C0 = np.asarray(C0, dtype=float)
     if not np.all(np.isfinite(C0)) or np.any(C0[0, 1:] == 0):
         return ProjectiveRefinement(C0, (), None, None, np.inf, False,
@@ -117,7 +122,7 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, max_iterations: int
 
     def fun(g, p):
         C, X = unpack(g, p)
-        return _residuals_C(C, X, obs)[0]
+        return _residuals_C(C, X, obs)[0] * w
 
     def jac(g, p):
         C, X = unpack(g, p)
@@ -127,7 +132,8 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, max_iterations: int
         Jg[:, _FREE[:, 0], np.arange(13)] = -(val / den)[:, _FREE[:, 0]] * X[:, _FREE[:, 1]]
         # d r_m / dX = (e_m - val_m c_m) / den_m, times the tangent basis
         dX = (np.eye(4)[None] - val[:, :, None] * C[None]) / den[:, :, None]
-        return Jg, np.einsum("nmj,nkj->nmk", dX, Bt)
+        Jp = np.einsum("nmj,nkj->nmk", dX, Bt)
+        return Jg * w[None, :, None], Jp * w[None, :, None]
 
     g0 = C0[_FREE[:, 0], _FREE[:, 1]]
     if not np.all(np.isfinite(fun(g0, np.zeros((n, 3))))):
@@ -364,7 +370,8 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     rms, refined = np.nan, False
     if refine:
         for C in Cs:
-            ref = refine_projective_pair(C, n1, n2)
+            ref = refine_projective_pair(C, n1, n2,
+                                         axis_scales=[1.0 / T[0, 0] for T in Ts])
             if ref.F is not None:  # even unconverged, LM only ever lowered the error
                 Cs = np.stack([ref.C, normalize_matrix_gauge(ref.C.T)])
                 rms, refined = ref.rms, True
@@ -374,10 +381,8 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     for C in Cs:
         configs.append(tuple(Ti @ A for Ti, A in zip(Tinv, cameras_from_matrix(C), strict=True)))
     Fp = epipolar_tensor(*configs[0])
-    # rms was measured in normalised units; report it in pixels (per-axis scales averaged).
-    scale = np.mean([1.0 / T[0, 0] for T in Ts])
     return ProjectivePairs(configs, [cameras_from_matrix(C) for C in Cs], Ts,
-                           Fp / np.linalg.norm(Fp), rms * scale, refined)
+                           Fp / np.linalg.norm(Fp), rms, refined)
 
 
 def refine_pose_sampson(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2):
