@@ -10,6 +10,7 @@ STAMP  := $(VENV)/.xslit-installed
 
 demo: $(STAMP)
 	$(PY) -m xslit.demo
+	$(PY) samples/xslit_stereo.py --out out/xslit_stereo
 
 test: $(STAMP)
 	$(PY) -m pytest

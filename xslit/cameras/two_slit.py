@@ -38,7 +38,7 @@ from .base import Camera, homogeneous_points
 __all__ = ["TwoSlitCamera", "check_two_slit_matrices"]
 
 #: Relative size of det([A1; A2]) under which the slits are taken to meet.
-SKEW_TOL = 1e-10
+SKEW_TOL = 1e-12
 
 
 def check_two_slit_matrices(A1, A2, name1: str = "A1", name2: str = "A2"):
@@ -53,13 +53,15 @@ def check_two_slit_matrices(A1, A2, name1: str = "A1", name2: str = "A2"):
         s = np.linalg.svd(A, compute_uv=False)
         if s[0] == 0 or s[1] / s[0] < 1e-12:
             raise ValueError(f"{name} must have rank 2 (its null space is a slit), got rank 1 or 0")
-    M = np.vstack([A1 / np.linalg.norm(A1, axis=1, keepdims=True),
-                   A2 / np.linalg.norm(A2, axis=1, keepdims=True)])
-    if abs(np.linalg.det(M)) < SKEW_TOL:
+    # det([A1; A2]) is the incidence l1 . l2* of the slits; relative to |l1| |l2| it does not
+    # depend on the scales of the rows nor on a change of image coordinates (rows mixed).
+    l1 = line_from_planes(A1[0], A1[1])
+    l2 = line_from_planes(A2[0], A2[1])
+    rel = abs(np.linalg.det(np.vstack([A1, A2]))) / (np.linalg.norm(l1) * np.linalg.norm(l2))
+    if rel < SKEW_TOL:
         raise ValueError(
             f"{name1} and {name2} have intersecting null spaces: the slits meet, so this is "
-            f"not a two-slit camera (|det([{name1}; {name2}])| = {abs(np.linalg.det(M)):.2e} "
-            "after normalising rows)"
+            f"not a two-slit camera (|l1 . l2*| / (|l1| |l2|) = {rel:.2e})"
         )
     return A1, A2
 

@@ -267,8 +267,10 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
             try:
                 if isinstance(intrinsics2, TwoSlitIntrinsics):
                     cam2 = TwoSlitCamera(sign * B1, sign * B2)
-                else:
-                    cam2 = PushbroomCamera(B1 / B1[1, 3], sign * B2)
+                else:  # snap the first slit to infinity (exact only without noise)
+                    B1s = B1 / B1[1, 3]
+                    B1s[1, :3] = 0.0
+                    cam2 = PushbroomCamera(B1s, sign * B2)
                 dec = _decompose(cam2, intrinsics2)
             except (ValueError, np.linalg.LinAlgError):
                 continue
