@@ -69,3 +69,27 @@ __all__ += [
 from .api.pose import recoverTwoSlitPose, triangulateTwoSlitPoints  # noqa: E402
 
 __all__ += ["recoverTwoSlitPose", "triangulateTwoSlitPoints"]
+
+# Open3D-backed names load on first use, so that `import xslit` stays light.
+_LAZY = {
+    "renderImage": ("xslit.render", "renderImage"),
+    "Scene": ("xslit.render", "Scene"),
+    "make_room_scene": ("xslit.render", "make_room_scene"),
+    "make_terrain_scene": ("xslit.render", "make_terrain_scene"),
+    "make_calibration_target": ("xslit.render", "make_calibration_target"),
+    "correspondences_between": ("xslit.render", "correspondences_between"),
+    "load_dataset": ("xslit.io", "load_dataset"),
+    "verify_dataset": ("xslit.io", "verify_dataset"),
+}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'xslit' has no attribute {name!r}")

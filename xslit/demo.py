@@ -141,12 +141,47 @@ def appendix_parallel_camera() -> list[Line]:
     ]
 
 
-#: The checks in the order printed; append later sections (the epipolar tensor) here.
+# -- appendix C: the epipolar tensor and its two configurations ------------------------------
+
+
+def appendix_epipolar_tensor() -> list[Line]:
+    """Appendix C: the epipolar tensor of (A1, A2), (B1, B2) and its two configurations."""
+    from .api.epipolar import computeEpipolarTensor
+    from .cameras import TwoSlitCamera
+    from .epipolar import candidate_matrices, matrix_from_cameras, recover_configurations
+
+    A1 = np.array([[-1.0, 7, 4, 0], [8, -1, 13, 4]])
+    A2 = np.array([[11.0, 6, -2, 4], [8, -1, 13, -5]])
+    B1 = np.array([[14.0, 9, -3, 8], [0, 0, 0, 1]])
+    B2 = np.array([[-3.0, 8, 10, 3], [6, 13, 5, 13]])
+    printed = np.array([[[[0, 0], [21816, -25650]], [[1906, -2090], [-3642, 5510]]],
+                        [[[880, 475], [18600, -11875]], [[97, -380], [-1259, 1425]]]])
+    F = computeEpipolarTensor(TwoSlitCamera(A1, A2), TwoSlitCamera(B1, B2))
+    _, res = candidate_matrices(F)
+    _, C, _ = recover_configurations(F)
+    rows = {"-14.22 8.33 -6.67 -22.17": C[0, 1], "-14.22 8.33 9.25 4.24": C[1, 1]}
+    truth = matrix_from_cameras(A1, A2, B1, B2)
+    lines = [
+        Line("F (eq. entries_epipolar_tensor) equals eq. example_tensor_s",
+             _fmt(F.reshape(4, 4)), bool(np.array_equal(np.round(F), printed))),
+        Line("8 candidate C, exactly 2 reproduce f_1111 and f_2111",
+             _fmt(np.sort(res)), int(np.sum(res < 1e-9)) == 2),
+    ]
+    for text, row in rows.items():
+        lines.append(Line(f"A2 second row, printed {text}", _fmt(row),
+                          bool(np.allclose(np.round(row, 2), [float(v) for v in text.split()]))))
+    lines.append(Line("the second configuration is the original cameras", _fmt(C[1]),
+                      bool(np.allclose(C[1], truth, atol=1e-9))))
+    return lines
+
+
+#: The checks in the order printed; append later sections here.
 CHECKS: list[Callable[[], list[Line]]] = [
     example1_plane_projection,
     two_slit_example,
     pushbroom_example,
     appendix_parallel_camera,
+    appendix_epipolar_tensor,
 ]
 
 
