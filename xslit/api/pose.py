@@ -156,13 +156,24 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     # Calibrated: metric candidates of both configurations, the most consistent first.
     cands = []
     for conf in pairs.normalized:
-        cands += metric_pose_candidates(conf, intrinsics1, intrinsics2, pairs.transforms)
+        cands += metric_pose_candidates(conf, intrinsics1, intrinsics2, pairs.transforms,
+                                        sweep=40)
     if not cands:
         raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2 "
                          "(the projective configurations do not upgrade)")
     # The few most consistent candidates are refined by maximum likelihood; the one that
     # explains the data best (reprojection error, then cheirality) wins.
-    shortlist = [c for c in cands if c.mismatch <= 10 * cands[0].mismatch + 1e-3][:4]
+    # Rank every candidate by how well its metric pair explains the data (RMS Sampson
+    # distance); the algebraic mismatch alone is unreliable under noise.
+    from ..epipolar.tensor import epipolar_tensor, sampson_distance_op, sampson_operator
+
+    G = sampson_operator(q1, q2)
+    Fs = np.stack([epipolar_tensor(c.camera1.A1, c.camera1.A2, c.camera2.A1, c.camera2.A2)
+                   for c in cands])
+    rms0 = np.sqrt(np.mean(sampson_distance_op(G, Fs) ** 2, axis=1))
+    order = list(np.argsort(np.nan_to_num(rms0, nan=np.inf))[:4])
+    by_mismatch = sorted(range(len(cands)), key=lambda k: cands[k].mismatch)[:4]
+    shortlist = [cands[k] for k in dict.fromkeys(by_mismatch + order)]
     cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
     results = []
     for cand in shortlist:

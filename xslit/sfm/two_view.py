@@ -196,7 +196,7 @@ def _bilinear_poly(P, Q, P2, Q2):
 
 
 def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
-                           transforms=None) -> list[MetricPose]:
+                           transforms=None, sweep: int = 0) -> list[MetricPose]:
     """Metric candidates for one projective configuration ``(A1, A2, B1, B2)``.
 
     Parameters
@@ -208,6 +208,10 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
     transforms : sequence of four (2, 2) arrays, optional
         ``[x_n, 1] = T [x, 1]`` for the axes x, y, x', y' (identity when omitted). Working in
         normalised coordinates keeps ``[A1; A2]`` well conditioned.
+    sweep : int
+        Also try ``sweep`` log-spaced values of gamma of each sign around the algebraic
+        solutions (under noise the algebraic optimum can be far from the right gamma; the
+        caller ranks the candidates on the data).
 
     Returns every real critical point of the least-squares problem in :math:`\\gamma` whose
     second camera decomposes, sorted by intrinsics mismatch (best first).
@@ -284,6 +288,13 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
     from scipy.optimize import minimize_scalar
 
     out = []
+    if sweep:
+        scale = float(np.median(np.abs(gammas))) if len(gammas) else 1.0
+        grid = scale * np.logspace(-4, 4, sweep)
+        for g in np.concatenate([grid, -grid]):
+            for mis, dec in candidates_at(g):
+                cam2 = _compose(intrinsics2, dec.rvec, dec.tvec)
+                out.append(MetricPose(matrix_from_rvec(dec.rvec), dec.tvec, cam1, cam2, mis))
     for g in gammas:
         if not np.isfinite(g) or abs(g) < 1e-12:
             continue
