@@ -148,6 +148,21 @@ def test_correspondences_reproject_exactly(stereo_pair):
     assert np.isin(sub.X[:, 0], c.X[:, 0]).all()
 
 
+def test_correspondences_satisfy_the_epipolar_relation(stereo_pair):
+    """Ground-truth matches of two rendered X-slit views satisfy eq. linF of their cameras, and
+    the tensor estimated from them is the cameras' tensor."""
+    import xslit
+    from xslit.epipolar import sampson_distance
+    from xslit.testing import projective_distance
+
+    r1, r2 = stereo_pair
+    c = render.correspondences_between(r1, r2, max_points=2000, rng=1)
+    F = xslit.computeEpipolarTensor(r1["camera"], r2["camera"])
+    assert sampson_distance(F, c.points1, c.points2).max() < 1e-6
+    F_est, mask = xslit.findEpipolarTensor(c.points1, c.points2, xslit.FM_LINEAR)
+    assert projective_distance(F_est, F) < 1e-8 and mask.all()
+
+
 def test_correspondences_drop_occluded_points(room):
     # From the other side of the room, many points seen by view 1 are hidden behind objects.
     cam1 = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], SMALL)
