@@ -14,6 +14,7 @@ from .cameras import (
     PushbroomIntrinsics,
     TwoSlitCamera,
     TwoSlitIntrinsics,
+    compose_camera,
     compose_pushbroom,
     compose_two_slit,
 )
@@ -174,13 +175,11 @@ def random_two_view_scene(rng=None, n: int = 300, *, image_size: int = 1000,
               PushbroomIntrinsics(np.diag([image_size / 4.0, 1.0]),
                                   random_pushbroom_intrinsics(rng).K2,
                                   np.radians(rng.uniform(60, 120))))
-        compose1 = compose_two_slit if isinstance(i1, TwoSlitIntrinsics) else compose_pushbroom
-        compose2 = compose_two_slit if isinstance(i2, TwoSlitIntrinsics) else compose_pushbroom
-        cam1 = compose1(i1, np.zeros(3), np.zeros(3))
+        cam1 = compose_camera(i1, np.zeros(3), np.zeros(3))
         rvec = rng.normal(scale=0.1, size=3)
         tvec = np.array([-baseline, 0.0, 0.0]) + rng.normal(scale=0.1 * baseline, size=3)
         tvec *= baseline / np.linalg.norm(tvec)
-        cam2 = compose2(i2, rvec, tvec)
+        cam2 = compose_camera(i2, rvec, tvec)
         X = rng.uniform(-2, 2, size=(40 * n, 3)) + np.array([0.0, 0.0, depth])
         p1, p2 = cam1.project(X), cam2.project(X)
         ok = cam1.in_front(X) & cam2.in_front(X)

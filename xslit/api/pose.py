@@ -5,13 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_array, check_finite, check_image_points
-from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics
-from ..geometry.projective import rvec_from_matrix
+from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
+from ..geometry.projective import matrix_from_rvec
 from ..sfm import (
-    metric_pose_candidates,
+    metric_pose,
     projective_pairs_from_tensor,
-    refine_metric_pose,
-    refine_pose_sampson,
     reprojection_residuals,
     triangulate_linear,
     triangulate_nonlinear,
@@ -151,54 +149,10 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
             good |= inl & (np.nan_to_num(np.abs(res), nan=np.inf).max(axis=1) <= reprojThreshold)
             out.append((cams[0], cams[1], X.T.copy()))
         return int(good.sum()), out, good.astype(np.uint8)[:, None]
-    from ..sfm.two_view import _compose
-
-    # Calibrated: metric candidates of both configurations, the most consistent first.
-    cands = []
-    for conf in pairs.normalized:
-        cands += metric_pose_candidates(conf, intrinsics1, intrinsics2, pairs.transforms,
-                                        sweep=40)
-    if not cands:
-        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2 "
-                         "(the projective configurations do not upgrade)")
-    # The few most consistent candidates are refined by maximum likelihood; the one that
-    # explains the data best (reprojection error, then cheirality) wins.
-    # Rank every candidate by how well its metric pair explains the data (RMS Sampson
-    # distance); the algebraic mismatch alone is unreliable under noise.
-    from ..epipolar.tensor import epipolar_tensor, sampson_distance_op, sampson_operator
-
-    G = sampson_operator(q1, q2)
-    Fs = np.stack([epipolar_tensor(c.camera1.A1, c.camera1.A2, c.camera2.A1, c.camera2.A2)
-                   for c in cands])
-    rms0 = np.sqrt(np.mean(sampson_distance_op(G, Fs) ** 2, axis=1))
-    order = list(np.argsort(np.nan_to_num(rms0, nan=np.inf))[:4])
-    by_mismatch = sorted(range(len(cands)), key=lambda k: cands[k].mismatch)[:4]
-    shortlist = [cands[k] for k in dict.fromkeys(by_mismatch + order)]
-    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
-    results = []
-    for cand in shortlist:
-        rv, tv = rvec_from_matrix(cand.R), cand.t
-        score = cand.mismatch
-        if refine:  # the 6-parameter Sampson fit: cheap, and a wide basin
-            rv, tv, score = refine_pose_sampson(intrinsics1, intrinsics2, rv, tv, q1, q2)
-        try:
-            c2 = _compose(intrinsics2, rv, tv)
-        except ValueError:
-            continue
-        X = triangulate_linear([cam1, c2], [q1, q2])
-        front = int((cam1.in_front(X) & c2.in_front(X)).sum())
-        results.append((front, score if np.isfinite(score) else np.inf, rv, tv))
-    if not results:
-        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2")
-    # Cheirality first (as cv2.recoverPose), then the fit to the data.
-    most = max(r[0] for r in results)
-    _, _, rvec, tvec = min((r for r in results if r[0] >= 0.9 * most), key=lambda r: r[1])
-    if refine:
-        rvec, tvec, _, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec, q1, q2)
-    cam2 = _compose(intrinsics2, rvec, tvec)
+    rvec, tvec = metric_pose(pairs, intrinsics1, intrinsics2, q1, q2, refine=refine)
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(intrinsics2, rvec, tvec)
     X = triangulate_nonlinear([cam1, cam2], [p1, p2], triangulate_linear([cam1, cam2], [p1, p2]))
     valid = inl & cam1.in_front(X) & cam2.in_front(X)
-    from ..geometry.projective import matrix_from_rvec
-
     return (int(valid.sum()), matrix_from_rvec(rvec), np.asarray(tvec, float).reshape(3, 1),
             valid.astype(np.uint8)[:, None], X.T.copy())

@@ -43,8 +43,10 @@ __all__ = [
     "PushbroomIntrinsics",
     "TwoSlitDecomposition",
     "TwoSlitIntrinsics",
+    "compose_camera",
     "compose_pushbroom",
     "compose_two_slit",
+    "decompose_camera",
     "decompose_pushbroom",
     "decompose_two_slit",
     "project_points_with_pose",
@@ -380,6 +382,22 @@ def compose_pushbroom(intrinsics: PushbroomIntrinsics, rvec, tvec) -> PushbroomC
     row1, row2, row3 = _pose_rows(rvec, tvec, intrinsics.theta)
     return PushbroomCamera(intrinsics.K1 @ np.stack([row1, [0, 0, 0, 1.0]]),
                            intrinsics.K2 @ np.stack([row2, row3]))
+
+
+def compose_camera(intrinsics, rvec, tvec):
+    """:func:`compose_two_slit` or :func:`compose_pushbroom`, by the type of ``intrinsics``."""
+    if isinstance(intrinsics, PushbroomIntrinsics):
+        return compose_pushbroom(intrinsics, rvec, tvec)
+    return compose_two_slit(intrinsics, rvec, tvec)
+
+
+def decompose_camera(camera, kind):
+    """:func:`decompose_two_slit` or :func:`decompose_pushbroom`; ``kind`` is an intrinsics
+    object or class telling which model to read."""
+    cls = kind if isinstance(kind, type) else type(kind)
+    if issubclass(cls, PushbroomIntrinsics):
+        return decompose_pushbroom(camera)
+    return decompose_two_slit(camera)
 
 
 def project_points_with_pose(X, rvec, tvec, intrinsics) -> np.ndarray:

@@ -204,8 +204,11 @@ def sampson_operator(points1, points2) -> np.ndarray:
                      k(a, b, c, da)])
 
 
-def sampson_distance_op(G, F) -> np.ndarray:
+def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:
     """:func:`sampson_distance` from a :func:`sampson_operator`, for ``F`` of shape (M, 2, 2, 2, 2).
+
+    With ``signed`` the residual keeps its sign (``e / |grad e|``), a smooth function for
+    least squares.
 
     Returns
     -------
@@ -217,6 +220,6 @@ def sampson_distance_op(G, F) -> np.ndarray:
     for k in (2, 3, 4):
         gn2 += R[k] * R[k]
     with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.abs(R[0]) / np.sqrt(gn2)
+        dist = (R[0] if signed else np.abs(R[0])) / np.sqrt(gn2)
     dist[np.isnan(dist)] = 0.0
     return dist

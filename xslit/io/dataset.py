@@ -41,8 +41,7 @@ from ..cameras import (
     TwoSlitCamera,
     TwoSlitIntrinsics,
     camera_from_dict,
-    compose_pushbroom,
-    compose_two_slit,
+    compose_camera,
 )
 from .files import sha256_of_file
 from .jsonio import read_json, to_jsonable, write_json
@@ -208,10 +207,8 @@ def _same_up_to_scale(A, B, tol) -> bool:
 def _check_camera_consistency(camera, intr, pose) -> None:
     """Raise ValueError when intrinsics and pose do not compose to the stored camera."""
     rvec, tvec = pose["rvec"], pose["tvec"]
-    if isinstance(intr, TwoSlitIntrinsics):
-        rebuilt = compose_two_slit(intr, rvec, tvec)
-    elif isinstance(intr, PushbroomIntrinsics):
-        rebuilt = compose_pushbroom(intr, rvec, tvec)
+    if isinstance(intr, (TwoSlitIntrinsics, PushbroomIntrinsics)):
+        rebuilt = compose_camera(intr, rvec, tvec)
     else:
         rebuilt = PinholeCamera.from_intrinsics(intr, rvec, tvec)
     kind = TwoSlitCamera if isinstance(rebuilt, TwoSlitCamera) else PinholeCamera

@@ -4,6 +4,7 @@ from .triangulate import reprojection_residuals, triangulate_linear, triangulate
 from .two_view import (
     MetricPose,
     ProjectiveRefinement,
+    metric_pose,
     metric_pose_candidates,
     projective_pairs_from_tensor,
     refine_metric_pose,
@@ -14,6 +15,7 @@ from .two_view import (
 __all__ = [
     "MetricPose",
     "ProjectiveRefinement",
+    "metric_pose",
     "metric_pose_candidates",
     "projective_pairs_from_tensor",
     "refine_metric_pose",

@@ -28,22 +28,23 @@ from ..cameras import (
     PushbroomCamera,
     TwoSlitCamera,
     TwoSlitIntrinsics,
-    compose_pushbroom,
-    compose_two_slit,
-    decompose_pushbroom,
-    decompose_two_slit,
+    compose_camera,
+    decompose_camera,
 )
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
-from ..epipolar.tensor import epipolar_tensor
-from ..geometry.projective import matrix_from_rvec
+from ..epipolar.tensor import epipolar_tensor, sampson_distance_op, sampson_operator
+from ..geometry.projective import matrix_from_rvec, rvec_from_matrix
 from .lm import block_levenberg_marquardt
 from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
 
 __all__ = [
     "MetricPose",
     "ProjectiveRefinement",
+    "metric_pose",
     "metric_pose_candidates",
+    "projective_pairs_from_tensor",
     "refine_metric_pose",
+    "refine_pose_sampson",
     "refine_projective_pair",
 ]
 
@@ -157,18 +158,6 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
 # --------------------------------------------------------------------------------------
 
 
-def _compose(intr, rvec, tvec):
-    if isinstance(intr, TwoSlitIntrinsics):
-        return compose_two_slit(intr, rvec, tvec)
-    return compose_pushbroom(intr, rvec, tvec)
-
-
-def _decompose(camera, intr):
-    if isinstance(intr, TwoSlitIntrinsics):
-        return decompose_two_slit(camera)
-    return decompose_pushbroom(camera)
-
-
 def _intrinsics_mismatch(dec, intr) -> float:
     """Relative mismatch between decomposed and known intrinsics."""
     K = np.concatenate([(dec.K1 - intr.K1).ravel() / max(np.abs(intr.K1).max(), 1),
@@ -218,7 +207,7 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
     """
     T = [np.eye(2)] * 4 if transforms is None else [np.asarray(t, float) for t in transforms]
     A1p, A2p, B1p, B2p = (np.asarray(a, dtype=float) for a in configuration)
-    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     Mp = np.vstack([A1p, A2p])
     Mm = np.vstack([T[0] @ cam1.A1, T[1] @ cam1.A2])
     if np.linalg.cond(Mp) > 1e13:  # camera 1's slits (nearly) meet
@@ -275,7 +264,7 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
                     B1s = B1 / B1[1, 3]
                     B1s[1, :3] = 0.0
                     cam2 = PushbroomCamera(B1s, sign * B2)
-                dec = _decompose(cam2, intrinsics2)
+                dec = decompose_camera(cam2, intrinsics2)
             except (ValueError, np.linalg.LinAlgError):
                 continue
             found.append((_intrinsics_mismatch(dec, intrinsics2), dec))
@@ -293,7 +282,7 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
         grid = scale * np.logspace(-4, 4, sweep)
         for g in np.concatenate([grid, -grid]):
             for mis, dec in candidates_at(g):
-                cam2 = _compose(intrinsics2, dec.rvec, dec.tvec)
+                cam2 = compose_camera(intrinsics2, dec.rvec, dec.tvec)
                 out.append(MetricPose(matrix_from_rvec(dec.rvec), dec.tvec, cam1, cam2, mis))
     for g in gammas:
         if not np.isfinite(g) or abs(g) < 1e-12:
@@ -305,7 +294,7 @@ def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
                               options={"xatol": 1e-10 * abs(g), "maxiter": 80})
         g_best = sol.x if sol.fun < mismatch_at(g) else g
         for mis, dec in candidates_at(g_best):
-            cam2 = _compose(intrinsics2, dec.rvec, dec.tvec)
+            cam2 = compose_camera(intrinsics2, dec.rvec, dec.tvec)
             out.append(MetricPose(matrix_from_rvec(dec.rvec), dec.tvec, cam1, cam2, mis))
     out.sort(key=lambda m: m.mismatch)
     return out
@@ -323,10 +312,10 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
     rms : float
         Reprojection RMS per coordinate.
     """
-    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     n = len(points1)
     if X0 is None:
-        cam2 = _compose(intrinsics2, rvec0, tvec0)
+        cam2 = compose_camera(intrinsics2, rvec0, tvec0)
         Xh = triangulate_linear([cam1, cam2], [points1, points2])
         Xh = triangulate_nonlinear([cam1, cam2], [points1, points2], Xh)
         X0 = Xh[:, :3] / Xh[:, 3:]
@@ -335,7 +324,7 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
 
     def fun(g, p):
         try:
-            cam2 = _compose(intrinsics2, g[:3], g[3:])
+            cam2 = compose_camera(intrinsics2, g[:3], g[3:])
         except ValueError:  # a step to an invalid pose: infinite cost, the step is rejected
             return np.full((n, 4), np.inf)
         return reprojection_residuals([cam1, cam2], obs, np.concatenate([p, ones], axis=1))
@@ -414,24 +403,79 @@ def refine_pose_sampson(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2
     """
     from scipy.optimize import least_squares
 
-    from ..epipolar.tensor import sampson_operator
-
-    cam1 = _compose(intrinsics1, np.zeros(3), np.zeros(3))
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     G = sampson_operator(points1, points2)
     n = len(points1)
 
     def fun(x):
         try:
-            cam2 = _compose(intrinsics2, x[:3], x[3:])
+            cam2 = compose_camera(intrinsics2, x[:3], x[3:])
         except ValueError:
             return np.full(n, 1e6)
         F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
-        # Signed Sampson residual: e / |grad e|, so least squares sees a smooth function.
-        R = G @ F.reshape(16)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = R[0] / np.sqrt(np.sum(R[1:] ** 2, axis=0))
+        r = sampson_distance_op(G, F[None], signed=True)[0]
         return np.nan_to_num(r, nan=1e6, posinf=1e6, neginf=-1e6)
 
     x0 = np.concatenate([np.ravel(rvec0), np.ravel(tvec0)])
     sol = least_squares(fun, x0, method="lm", xtol=1e-8, ftol=1e-6, max_nfev=150)
     return sol.x[:3], sol.x[3:], float(np.sqrt(np.mean(sol.fun**2)))
+
+
+def metric_pose(pairs: ProjectivePairs, intrinsics1, intrinsics2, points1, points2,
+                refine: bool = True):
+    """Metric relative pose of camera 2 from the two projective configurations (known K).
+
+    Every metric candidate of both configurations (:func:`metric_pose_candidates`, with a sweep
+    of gamma) is ranked on the data by the RMS Sampson distance of its metric pair, and on the
+    algebraic mismatch; the best few are fitted by :func:`refine_pose_sampson` (wide basin);
+    cheirality decides first (as cv2.recoverPose), then the fit; the winner is refined by
+    :func:`refine_metric_pose`.
+
+    Returns
+    -------
+    rvec, tvec : (3,) ndarray
+        ``X2 = R X1 + t`` with camera 1's canonical frame.
+
+    Raises
+    ------
+    ValueError
+        When no configuration upgrades to the given intrinsics.
+    """
+    cands = []
+    for conf in pairs.normalized:
+        cands += metric_pose_candidates(conf, intrinsics1, intrinsics2, pairs.transforms,
+                                        sweep=40)
+    if not cands:
+        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2 "
+                         "(the projective configurations do not upgrade)")
+    # The algebraic mismatch alone is unreliable under noise: also rank on the data.
+    Fs = epipolar_tensor(np.stack([c.camera1.A1 for c in cands]),
+                         np.stack([c.camera1.A2 for c in cands]),
+                         np.stack([c.camera2.A1 for c in cands]),
+                         np.stack([c.camera2.A2 for c in cands]))  # one batched call
+    rms0 = np.sqrt(np.mean(sampson_distance_op(sampson_operator(points1, points2), Fs) ** 2,
+                           axis=1))
+    by_data = list(np.argsort(np.nan_to_num(rms0, nan=np.inf))[:4])
+    by_mismatch = sorted(range(len(cands)), key=lambda k: cands[k].mismatch)[:4]
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    results = []
+    for k in dict.fromkeys(by_mismatch + by_data):
+        rv, tv, score = rvec_from_matrix(cands[k].R), cands[k].t, cands[k].mismatch
+        if refine:
+            rv, tv, score = refine_pose_sampson(intrinsics1, intrinsics2, rv, tv, points1,
+                                                points2)
+        try:
+            cam2 = compose_camera(intrinsics2, rv, tv)
+        except ValueError:
+            continue
+        X = triangulate_linear([cam1, cam2], [points1, points2])
+        front = int((cam1.in_front(X) & cam2.in_front(X)).sum())
+        results.append((front, score if np.isfinite(score) else np.inf, rv, tv))
+    if not results:
+        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2")
+    most = max(r[0] for r in results)
+    _, _, rvec, tvec = min((r for r in results if r[0] >= 0.9 * most), key=lambda r: r[1])
+    if refine:
+        rvec, tvec, _, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec, points1,
+                                              points2)
+    return rvec, tvec
