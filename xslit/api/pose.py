@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_array, check_finite, check_image_points
+from .._checks import check_array, check_finite, check_image_points, check_rng
 from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
-from ..geometry.projective import matrix_from_rvec
+from ..epipolar.tensor import sampson_distance
+from ..geometry.projective import matrix_from_rvec, rvec_from_matrix
 from ..sfm import (
-    metric_pose,
     projective_pairs_from_tensor,
+    refine_metric_pose,
+    relative_pose,
     reprojection_residuals,
     triangulate_linear,
     triangulate_nonlinear,
@@ -80,7 +82,7 @@ def triangulateTwoSlitPoints(cameras, points, refine=True):
 
 
 def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, mask=None, *,
-                       refine=True, reprojThreshold=1.5):
+                       refine=True, reprojThreshold=1.5, rng=0):
     """Camera pairs from an epipolar tensor and correspondences, like ``cv2.recoverPose``.
 
     **Uncalibrated** (no intrinsics): the two projective configurations compatible with
@@ -90,9 +92,12 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     explain a tensor exactly on the variety.
 
     **Calibrated** (both intrinsics, as ``decomposeTwoSlitProjection(...).intrinsics``): the
-    metric relative pose of camera 2, choosing the configuration consistent with the
-    intrinsics; the translation has metric scale (two-slit cameras observe scale through the
-    slit distance ``d``). With ``refine``, pose and points are refined by maximum likelihood.
+    metric relative pose of camera 2 (two-slit cameras observe scale through the slit distance
+    ``d``), from the masked correspondences by the calibrated solver of
+    :mod:`xslit.sfm.calibrated`: the tensor is linear in ``(R, [t]x R)``, a global search over
+    rotations with ``t`` eliminated, Sampson fits, and a local optimisation in the exact
+    6-parameter model that rejects the outliers a linear ``F`` can absorb. With ``refine``,
+    pose and points are then refined by maximum likelihood on the inliers.
 
     Parameters
     ----------
@@ -101,11 +106,16 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics, optional
         Both or neither.
     mask : (N, 1) or (N,) array_like, optional
-        Inliers to use (non-zero), e.g. from :func:`findEpipolarTensor`.
+        Inliers to use (non-zero), e.g. from :func:`findEpipolarTensor`. Calibrated without a
+        mask: the correspondences within ``reprojThreshold`` of ``F`` (Sampson distance).
     refine : bool
     reprojThreshold : float
-        Uncalibrated only: a correspondence counts in ``retval`` when its triangulated point
-        reprojects within this many pixels.
+        Pixels. Uncalibrated: a correspondence counts in ``retval`` when its triangulated
+        point reprojects within this distance. Calibrated: inlier threshold on the Sampson
+        distance to the recovered pose's tensor (use the threshold given to
+        ``findEpipolarTensor``).
+    rng : None, int or numpy.random.Generator
+        Calibrated only: random subsets of the robust solver (deterministic by default).
 
     Returns
     -------
@@ -117,8 +127,15 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
         ``R`` (3, 3) and ``t`` (3, 1) map camera 1's coordinates to camera 2's
         (``X2 = R X1 + t``; camera 1's frame is the one of ``composeTwoSlitProjection`` with
         zero pose); ``retval`` counts the masked correspondences in front of both cameras
-        (the validity check of cv2.recoverPose), which ``mask`` marks; ``points4D`` (4, N)
-        are in camera 1's frame.
+        (the validity check of cv2.recoverPose) and consistent with the pose within
+        ``reprojThreshold``, which ``mask`` marks; ``points4D`` (4, N) are in camera 1's
+        frame.
+
+    Raises
+    ------
+    ValueError
+        On bad input, or (calibrated) when no pose explains the correspondences with the
+        given intrinsics.
     """
     F = _check_tensor(F)
     p1 = check_image_points("points1", points1)
@@ -136,23 +153,39 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
                              f"{type(intr).__name__}")
     if inl.sum() < 15:
         raise ValueError(f"mask must leave at least 15 correspondences, got {int(inl.sum())}")
-    q1, q2 = p1[inl], p2[inl]
-    pairs = projective_pairs_from_tensor(F, q1, q2, refine=refine)
-    configs = pairs.configurations
     if intrinsics1 is None:
-        out = []
-        good = np.zeros(len(p1), bool)
-        for A1, A2, B1, B2 in configs:
-            cams = [TwoSlitCamera(A1, A2), TwoSlitCamera(B1, B2)]
-            X = triangulate_linear(cams, [p1, p2])
-            res = reprojection_residuals(cams, [p1, p2], X)
-            good |= inl & (np.nan_to_num(np.abs(res), nan=np.inf).max(axis=1) <= reprojThreshold)
-            out.append((cams[0], cams[1], X.T.copy()))
-        return int(good.sum()), out, good.astype(np.uint8)[:, None]
-    rvec, tvec = metric_pose(pairs, intrinsics1, intrinsics2, q1, q2, refine=refine)
+        return _uncalibrated(F, p1, p2, inl, p1[inl], p2[inl], refine, reprojThreshold)
+    if mask is None:  # the correspondences that F explains
+        inl &= sampson_distance(F, p1, p2) <= reprojThreshold
+        if inl.sum() < 15:
+            raise ValueError(f"F explains only {int(inl.sum())} correspondences within "
+                             f"reprojThreshold = {reprojThreshold}; at least 15 are needed")
+    q1, q2 = p1[inl], p2[inl]
+    res = relative_pose(q1, q2, intrinsics1, intrinsics2, threshold=reprojThreshold,
+                        rng=check_rng(rng))
+    rvec, tvec = rvec_from_matrix(res.R), res.t
+    if refine:
+        rvec, tvec, _, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec,
+                                              q1[res.inliers], q2[res.inliers])
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     cam2 = compose_camera(intrinsics2, rvec, tvec)
     X = triangulate_nonlinear([cam1, cam2], [p1, p2], triangulate_linear([cam1, cam2], [p1, p2]))
-    valid = inl & cam1.in_front(X) & cam2.in_front(X)
+    valid = np.zeros(len(p1), bool)
+    valid[np.flatnonzero(inl)[res.inliers]] = True
+    valid &= cam1.in_front(X) & cam2.in_front(X)
     return (int(valid.sum()), matrix_from_rvec(rvec), np.asarray(tvec, float).reshape(3, 1),
             valid.astype(np.uint8)[:, None], X.T.copy())
+
+
+def _uncalibrated(F, p1, p2, inl, q1, q2, refine, reprojThreshold):
+    """Both projective configurations (the uncalibrated branch of recoverTwoSlitPose)."""
+    pairs = projective_pairs_from_tensor(F, q1, q2, refine=refine)
+    out = []
+    good = np.zeros(len(p1), bool)
+    for A1, A2, B1, B2 in pairs.configurations:
+        cams = [TwoSlitCamera(A1, A2), TwoSlitCamera(B1, B2)]
+        X = triangulate_linear(cams, [p1, p2])
+        res = reprojection_residuals(cams, [p1, p2], X)
+        good |= inl & (np.nan_to_num(np.abs(res), nan=np.inf).max(axis=1) <= reprojThreshold)
+        out.append((cams[0], cams[1], X.T.copy()))
+    return int(good.sum()), out, good.astype(np.uint8)[:, None]

@@ -1,27 +1,23 @@
 """Triangulation, two-view refinement and metric pose (later: resection, bundle adjustment)."""
 
+from .calibrated import CalibratedPose, relative_pose, tensor_map
 from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
 from .two_view import (
-    MetricPose,
     ProjectiveRefinement,
-    metric_pose,
-    metric_pose_candidates,
     projective_pairs_from_tensor,
     refine_metric_pose,
-    refine_pose_sampson,
     refine_projective_pair,
 )
 
 __all__ = [
-    "MetricPose",
+    "CalibratedPose",
     "ProjectiveRefinement",
-    "metric_pose",
-    "metric_pose_candidates",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
-    "refine_pose_sampson",
     "refine_projective_pair",
+    "relative_pose",
     "reprojection_residuals",
+    "tensor_map",
     "triangulate_linear",
     "triangulate_nonlinear",
 ]

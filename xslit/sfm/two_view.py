@@ -7,15 +7,9 @@ degrees of freedom of the pair (the matrix :math:`C` of eq. vecrep in the gauge
 3-parameter update), with an analytic sparse Jacobian. The refined tensor is computed from the
 refined cameras, so it lies exactly on the variety of epipolar tensors.
 
-Metric (known intrinsics, Proposition 1): camera 1 is fixed to its canonical Euclidean form
-:math:`A^m` (identity pose). The projective pair is mapped by
-:math:`H(\gamma) = M_p^{-1}\,\mathrm{diag}(1, 1, \gamma, \gamma)\,M_m` with
-:math:`M = [A_1; A_2]`, the one-parameter family of transformations that send the projective
-camera 1 to :math:`A^m` (the stabiliser of a two-slit camera is one-dimensional). The second
-camera :math:`B(\gamma) = B_p H(\gamma)` is affine in :math:`\gamma`; requiring
-:math:`K_B^{-1} B(\gamma)` to have the Euclidean form of eq. two_slit_euclidean_s gives
-quadratic equations in :math:`\gamma`, solved in the least-squares sense. With both cameras'
-intrinsics the slit distance fixes the scale, so the translation is metric.
+Metric (known intrinsics): :func:`refine_metric_pose` is the maximum-likelihood refinement of
+the 6 pose parameters and the 3D points with camera 1 fixed to its canonical Euclidean form;
+the pose itself comes from the calibrated solver of :mod:`xslit.sfm.calibrated`.
 """
 
 from __future__ import annotations
@@ -24,27 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cameras import (
-    PushbroomCamera,
-    TwoSlitCamera,
-    TwoSlitIntrinsics,
-    compose_camera,
-    decompose_camera,
-)
+from ..cameras import TwoSlitCamera, compose_camera
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
-from ..epipolar.tensor import epipolar_tensor, sampson_distance_op, sampson_operator
-from ..geometry.projective import matrix_from_rvec, rvec_from_matrix
+from ..epipolar.tensor import epipolar_tensor
 from .lm import block_levenberg_marquardt
 from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
 
 __all__ = [
-    "MetricPose",
     "ProjectiveRefinement",
-    "metric_pose",
-    "metric_pose_candidates",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
-    "refine_pose_sampson",
     "refine_projective_pair",
 ]
 
@@ -158,148 +141,6 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
 # --------------------------------------------------------------------------------------
 
 
-def _intrinsics_mismatch(dec, intr) -> float:
-    """Relative mismatch between decomposed and known intrinsics."""
-    K = np.concatenate([(dec.K1 - intr.K1).ravel() / max(np.abs(intr.K1).max(), 1),
-                        (dec.K2 - intr.K2).ravel() / max(np.abs(intr.K2).max(), 1)])
-    e = float(np.linalg.norm(K)) + abs(np.sin(dec.theta - intr.theta))
-    if isinstance(intr, TwoSlitIntrinsics):
-        e += abs(dec.d - intr.d) / abs(intr.d)
-    return e
-
-
-@dataclass
-class MetricPose:
-    """A metric relative pose of camera 2 in camera 1's frame (X2 = R X1 + t)."""
-
-    R: np.ndarray
-    t: np.ndarray
-    camera1: TwoSlitCamera
-    camera2: TwoSlitCamera
-    mismatch: float
-
-
-def _bilinear_poly(P, Q, P2, Q2):
-    """Coefficients (c0, c1, c2) of (P + g Q) . (P2 + g Q2)."""
-    return np.array([np.dot(P, P2), np.dot(P, Q2) + np.dot(Q, P2), np.dot(Q, Q2)])
-
-
-def metric_pose_candidates(configuration, intrinsics1, intrinsics2,
-                           transforms=None, sweep: int = 0) -> list[MetricPose]:
-    """Metric candidates for one projective configuration ``(A1, A2, B1, B2)``.
-
-    Parameters
-    ----------
-    configuration : tuple of four (2, 4) arrays
-        In the image coordinates given by ``transforms``.
-    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
-        In pixels.
-    transforms : sequence of four (2, 2) arrays, optional
-        ``[x_n, 1] = T [x, 1]`` for the axes x, y, x', y' (identity when omitted). Working in
-        normalised coordinates keeps ``[A1; A2]`` well conditioned.
-    sweep : int
-        Also try ``sweep`` log-spaced values of gamma of each sign around the algebraic
-        solutions (under noise the algebraic optimum can be far from the right gamma; the
-        caller ranks the candidates on the data).
-
-    Returns every real critical point of the least-squares problem in :math:`\\gamma` whose
-    second camera decomposes, sorted by intrinsics mismatch (best first).
-    """
-    T = [np.eye(2)] * 4 if transforms is None else [np.asarray(t, float) for t in transforms]
-    A1p, A2p, B1p, B2p = (np.asarray(a, dtype=float) for a in configuration)
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
-    Mp = np.vstack([A1p, A2p])
-    Mm = np.vstack([T[0] @ cam1.A1, T[1] @ cam1.A2])
-    if np.linalg.cond(Mp) > 1e13:  # camera 1's slits (nearly) meet
-        return []
-    Mpinv = np.linalg.inv(Mp)
-    D0 = np.diag([1.0, 1, 0, 0])
-    D1 = np.diag([0.0, 0, 1, 1])
-    K1i = np.linalg.inv(T[2] @ intrinsics2.K1)
-    K2i = np.linalg.inv(T[3] @ intrinsics2.K2)
-    U1 = K1i @ B1p @ Mpinv @ D0 @ Mm
-    V1 = K1i @ B1p @ Mpinv @ D1 @ Mm
-    U2 = K2i @ B2p @ Mpinv @ D0 @ Mm
-    V2 = K2i @ B2p @ Mpinv @ D1 @ Mm
-    a1, b1 = (U1[0, :3], V1[0, :3]), (U1[1, :3], V1[1, :3])
-    a2, b2 = (U2[0, :3], V2[0, :3]), (U2[1, :3], V2[1, :3])
-
-    def dot(x, y):
-        return _bilinear_poly(x[0], x[1], y[0], y[1])
-
-    polys = []
-    th = intrinsics2.theta
-    if isinstance(intrinsics2, TwoSlitIntrinsics):
-        polys += [dot(a1, b1), dot(a1, a1) - dot(b1, b1), dot(a2, b2), dot(a2, a2) - dot(b2, b2),
-                  dot(a1, a2) - np.cos(th) * dot(b1, b2)]
-        for i, j in ((0, 1), (1, 2), (2, 0)):  # b1 x b2 = 0
-            polys.append(_bilinear_poly(b1[0][i], b1[1][i], b2[0][j], b2[1][j])
-                         - _bilinear_poly(b1[0][j], b1[1][j], b2[0][i], b2[1][i]))
-    else:
-        for i in range(3):  # the second row of K1^-1 B1 is (0, 0, 0, s): first slit at infinity
-            polys.append(np.array([b1[0][i], b1[1][i], 0.0]))
-        polys += [dot(a2, b2), dot(a2, a2) - dot(b2, b2), dot(a1, b2)]
-    # Balance the equations; one that vanishes identically must not be blown up to O(1).
-    biggest = max(np.linalg.norm(p) for p in polys)
-    polys = [p / max(np.linalg.norm(p), 1e-6 * biggest, 1e-300) for p in polys]
-    total = np.zeros(5)
-    for p in polys:
-        total += np.convolve(p, p)
-    crit = np.roots(np.polyder(total[::-1]))
-    gammas = crit[np.abs(crit.imag) < 1e-6 * (1 + np.abs(crit.real))].real
-    def candidates_at(g):
-        """Both orientations of the second camera for one gamma."""
-        H = Mpinv @ np.diag([1.0, 1.0, g, g]) @ Mm
-        B1 = np.linalg.solve(T[2], B1p @ H)
-        B2 = np.linalg.solve(T[3], B2p @ H)
-        # (B1, B2) and (-B1, -B2) are one projective camera with opposite orientations; the
-        # known intrinsics (the signed slit distance d, or for a pushbroom the sign of B2)
-        # tell them apart, so both are decomposed.
-        found = []
-        for sign in (1.0, -1.0):
-            try:
-                if isinstance(intrinsics2, TwoSlitIntrinsics):
-                    cam2 = TwoSlitCamera(sign * B1, sign * B2)
-                else:  # snap the first slit to infinity (exact only without noise)
-                    B1s = B1 / B1[1, 3]
-                    B1s[1, :3] = 0.0
-                    cam2 = PushbroomCamera(B1s, sign * B2)
-                dec = decompose_camera(cam2, intrinsics2)
-            except (ValueError, np.linalg.LinAlgError):
-                continue
-            found.append((_intrinsics_mismatch(dec, intrinsics2), dec))
-        return found
-
-    def mismatch_at(g):
-        found = candidates_at(g)
-        return min((m for m, _ in found), default=1e12)
-
-    from scipy.optimize import minimize_scalar
-
-    out = []
-    if sweep:
-        scale = float(np.median(np.abs(gammas))) if len(gammas) else 1.0
-        grid = scale * np.logspace(-4, 4, sweep)
-        for g in np.concatenate([grid, -grid]):
-            for mis, dec in candidates_at(g):
-                cam2 = compose_camera(intrinsics2, dec.rvec, dec.tvec)
-                out.append(MetricPose(matrix_from_rvec(dec.rvec), dec.tvec, cam1, cam2, mis))
-    for g in gammas:
-        if not np.isfinite(g) or abs(g) < 1e-12:
-            continue
-        # Polish gamma on the mismatch of the decomposed intrinsics itself (the algebraic
-        # equations weight the constraints arbitrarily under noise).
-        lo, hi = sorted((0.5 * g, 2.0 * g))
-        sol = minimize_scalar(mismatch_at, bounds=(lo, hi), method="bounded",
-                              options={"xatol": 1e-10 * abs(g), "maxiter": 80})
-        g_best = sol.x if sol.fun < mismatch_at(g) else g
-        for mis, dec in candidates_at(g_best):
-            cam2 = compose_camera(intrinsics2, dec.rvec, dec.tvec)
-            out.append(MetricPose(matrix_from_rvec(dec.rvec), dec.tvec, cam1, cam2, mis))
-    out.sort(key=lambda m: m.mismatch)
-    return out
-
-
 def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0=None,
                        *, max_iterations: int = 50):
     """Maximum-likelihood relative pose (6) and points (3N) with both intrinsics known.
@@ -385,97 +226,3 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     Fp = epipolar_tensor(*configs[0])
     return ProjectivePairs(configs, [cameras_from_matrix(C) for C in Cs], Ts,
                            Fp / np.linalg.norm(Fp), rms, refined)
-
-
-def refine_pose_sampson(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2):
-    """Relative pose (6 parameters) minimising the Sampson distances of the correspondences to
-    the epipolar tensor of ``(camera1, compose(intrinsics2, rvec, tvec))``.
-
-    Needs no 3D points, so its basin of convergence is wider than that of the full maximum
-    likelihood; it serves as the step between the algebraic upgrade and
-    :func:`refine_metric_pose`.
-
-    Returns
-    -------
-    rvec, tvec : (3,) ndarray
-    rms : float
-        RMS Sampson distance, pixels.
-    """
-    from scipy.optimize import least_squares
-
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
-    G = sampson_operator(points1, points2)
-    n = len(points1)
-
-    def fun(x):
-        try:
-            cam2 = compose_camera(intrinsics2, x[:3], x[3:])
-        except ValueError:
-            return np.full(n, 1e6)
-        F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
-        r = sampson_distance_op(G, F[None], signed=True)[0]
-        return np.nan_to_num(r, nan=1e6, posinf=1e6, neginf=-1e6)
-
-    x0 = np.concatenate([np.ravel(rvec0), np.ravel(tvec0)])
-    sol = least_squares(fun, x0, method="lm", xtol=1e-8, ftol=1e-6, max_nfev=150)
-    return sol.x[:3], sol.x[3:], float(np.sqrt(np.mean(sol.fun**2)))
-
-
-def metric_pose(pairs: ProjectivePairs, intrinsics1, intrinsics2, points1, points2,
-                refine: bool = True):
-    """Metric relative pose of camera 2 from the two projective configurations (known K).
-
-    Every metric candidate of both configurations (:func:`metric_pose_candidates`, with a sweep
-    of gamma) is ranked on the data by the RMS Sampson distance of its metric pair, and on the
-    algebraic mismatch; the best few are fitted by :func:`refine_pose_sampson` (wide basin);
-    cheirality decides first (as cv2.recoverPose), then the fit; the winner is refined by
-    :func:`refine_metric_pose`.
-
-    Returns
-    -------
-    rvec, tvec : (3,) ndarray
-        ``X2 = R X1 + t`` with camera 1's canonical frame.
-
-    Raises
-    ------
-    ValueError
-        When no configuration upgrades to the given intrinsics.
-    """
-    cands = []
-    for conf in pairs.normalized:
-        cands += metric_pose_candidates(conf, intrinsics1, intrinsics2, pairs.transforms,
-                                        sweep=40)
-    if not cands:
-        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2 "
-                         "(the projective configurations do not upgrade)")
-    # The algebraic mismatch alone is unreliable under noise: also rank on the data.
-    Fs = epipolar_tensor(np.stack([c.camera1.A1 for c in cands]),
-                         np.stack([c.camera1.A2 for c in cands]),
-                         np.stack([c.camera2.A1 for c in cands]),
-                         np.stack([c.camera2.A2 for c in cands]))  # one batched call
-    rms0 = np.sqrt(np.mean(sampson_distance_op(sampson_operator(points1, points2), Fs) ** 2,
-                           axis=1))
-    by_data = list(np.argsort(np.nan_to_num(rms0, nan=np.inf))[:4])
-    by_mismatch = sorted(range(len(cands)), key=lambda k: cands[k].mismatch)[:4]
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
-    results = []
-    for k in dict.fromkeys(by_mismatch + by_data):
-        rv, tv, score = rvec_from_matrix(cands[k].R), cands[k].t, cands[k].mismatch
-        if refine:
-            rv, tv, score = refine_pose_sampson(intrinsics1, intrinsics2, rv, tv, points1,
-                                                points2)
-        try:
-            cam2 = compose_camera(intrinsics2, rv, tv)
-        except ValueError:
-            continue
-        X = triangulate_linear([cam1, cam2], [points1, points2])
-        front = int((cam1.in_front(X) & cam2.in_front(X)).sum())
-        results.append((front, score if np.isfinite(score) else np.inf, rv, tv))
-    if not results:
-        raise ValueError("F: no metric pose is consistent with intrinsics1 and intrinsics2")
-    most = max(r[0] for r in results)
-    _, _, rvec, tvec = min((r for r in results if r[0] >= 0.9 * most), key=lambda r: r[1])
-    if refine:
-        rvec, tvec, _, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec, points1,
-                                              points2)
-    return rvec, tvec
