@@ -265,13 +265,14 @@ def _polish_rotations(Phi, M, U, R, iterations):
     return R, t, cost
 
 
-def search_rotations(Phi, points1, points2, *, subsets=None, n_rotations: int = 2000,
-                     n_starts: int = 4, separation_deg: float = 25.0, iterations: int = 40):
+def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
+                     n_rotations: int = 1000, n_starts: int = 4, separation_deg: float = 25.0,
+                     iterations: int = 10):
     """Global search of the rotation on the algebraic error of eq. linF, ``t`` eliminated.
 
     Every rotation of a :func:`rotation_grid` is scored with its best translation (a 4x4
-    generalised eigenproblem); the best ``n_starts`` rotations at least ``separation_deg`` apart are polished by
-    Levenberg--Marquardt. With ``subsets`` the search is repeated on each subset of the
+    generalised eigenproblem); the best ``n_starts`` rotations at least ``separation_deg``
+    apart are polished by a few Levenberg--Marquardt steps (the Sampson fits finish them). With ``subsets`` the search is repeated on each subset of the
     correspondences (a robust search: a subset free of outliers finds the right basin).
 
     Parameters
@@ -282,6 +283,12 @@ def search_rotations(Phi, points1, points2, *, subsets=None, n_rotations: int = 
         Correspondences (normalised coordinates, matching ``Phi``).
     subsets : list of index arrays, optional
         Default: all points, once.
+    rays : pair of (N, 6) ndarray, optional
+        Viewing rays of the correspondences in each camera's frame (``camera.rays`` of the
+        canonical cameras). When given, grid rotations whose pose puts most of a sample of the
+        correspondences behind a camera (cheirality, as in cv2.recoverPose) are not used as
+        starts: for nearly central slits the "twisted pair" (rotation by pi about the
+        baseline) is almost as good algebraically.
 
     Returns
     -------
@@ -295,7 +302,13 @@ def search_rotations(Phi, points1, points2, *, subsets=None, n_rotations: int = 
     starts, Ms, Us, origin = [], [], [], []
     for k, idx in enumerate(subsets):
         M, U = _whitening(points1[idx], points2[idx])
-        _, _, cost = _eliminate_translation(a, B, M)
+        t, _, cost = _eliminate_translation(a, B, M)
+        if rays is not None:
+            sample = idx[:: max(1, len(idx) // 48)]
+            terms = _ray_terms(rays[0][sample], rays[1][sample])
+            front = _in_front(terms, grid, t).mean(axis=1)
+            if np.any(front >= 0.5):
+                cost = np.where(front >= 0.5, cost, np.inf)
         for j in _distinct(grid, np.argsort(cost), n_starts, separation_deg):
             starts.append(j)
             Ms.append(M)
@@ -407,35 +420,48 @@ class CalibratedPose:
     candidates: int  # distinct minima of the rotation search
 
 
-def _in_front(rays1, rays2, R, t):
+def _ray_terms(rays1, rays2):
+    """Pose-independent products of the correspondences' viewing rays, for :func:`_in_front`.
+
+    ``rays1``, ``rays2`` ``(N, 6)`` are the rays (origin, unit direction pointing into the
+    visible half-space) in each camera's own frame.
+    """
+    o1, d1, o2, d2 = rays1[:, :3], rays1[:, 3:], rays2[:, :3], rays2[:, 3:]
+    def outer(u, v):
+        return (u[:, :, None] * v[:, None, :]).reshape(-1, 9)
+    return (outer(d2, d1), outer(o2, d1), outer(d2, o1), np.einsum("ij,ij->i", d1, o1),
+            np.einsum("ij,ij->i", d2, o2), d1, d2)
+
+
+def _in_front(terms, R, t):
     """``(K, N)``: the correspondences' rays meet (closest points) in front of both cameras.
 
-    ``rays1``, ``rays2`` ``(N, 6)`` are the viewing rays (origin, unit direction pointing into
-    the visible half-space) in each camera's own frame; ray 2 is moved to camera 1's frame by
-    ``X1 = R^T (X2 - t)``.
+    Ray 2 moves to camera 1's frame by ``X1 = R^T (X2 - t)``. With ``b = d1 . d2'`` and
+    ``w = o1 - o2'``, the closest points are at ``lambda1 = (b e2 - e1) / (1 - b^2)`` and
+    ``lambda2 = (e2 - b e1) / (1 - b^2)`` with ``e1 = d1 . w``, ``e2 = d2' . w``; every term is
+    an inner product of ``vec R`` or ``t`` with precomputed products (:func:`_ray_terms`), so
+    K poses cost a few (K, 9) x (9, N) products.
     """
-    o1, d1 = rays1[:, :3], rays1[:, 3:]
-    o2 = (rays2[None, :, :3] - t[:, None, :]) @ R  # rows: R^T (o - t)
-    d2 = rays2[None, :, 3:] @ R
-    w = o1[None] - o2
-    b = np.einsum("nj,knj->kn", d1, d2)
-    e1 = np.einsum("nj,knj->kn", d1, w)
-    e2 = np.einsum("knj,knj->kn", d2, w)
-    den = 1.0 - b * b  # >= 0; zero for parallel rays (points at infinity: not rejected)
-    return (b * e2 - e1 >= -1e-12 * np.abs(den)) & (e2 - b * e1 >= -1e-12 * np.abs(den))
+    D21, O21, D2O1, c1, c2, d1, d2 = terms
+    Rv = R.reshape(-1, 9)
+    b = Rv @ D21.T
+    e1 = c1 - Rv @ O21.T + np.einsum("kij,ki->kj", R, t) @ d1.T
+    e2 = Rv @ D2O1.T - c2 + t @ d2.T
+    # 1 - b^2 >= 0; parallel rays (points at infinity) are not rejected.
+    return (b * e2 - e1 >= 0) & (e2 - b * e1 >= 0)
 
 
-def _score(Phi, Gt, rays, R, t, threshold):
+def _score(Phi, Gt, terms, R, t, threshold):
     """MSAC scores ``(K,)`` and inlier masks ``(K, N)`` of poses: a correspondence is an inlier
     when its Sampson distance is within ``threshold`` and it lies in front of both cameras."""
     d = np.abs(_pose_residuals(Phi, Gt, R, t))
-    inl = (d <= threshold) & _in_front(*rays, R, t)
+    inl = (d <= threshold) & _in_front(terms, R, t)
     return np.where(inl, d * d, threshold * threshold).sum(axis=1), inl
 
 
 def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
-                  threshold: float = 1.5, rng=None, n_rotations: int = 2000,
-                  n_subsets: int = 6, n_candidates: int = 4,
+                  threshold: float = 1.5, rng=None, n_rotations: int = 1000,
+                  n_subsets: int = 4, n_candidates: int = 4,
                   lo_iterations: int = 24) -> CalibratedPose:
     """Metric relative pose of two calibrated cameras from correspondences (module text).
 
@@ -485,17 +511,15 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     subsets = [np.arange(len(idx))]
     if len(idx) >= 2 * quarter:
         subsets += [rng.choice(len(idx), quarter, replace=False) for _ in range(n_subsets)]
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(intrinsics2, np.zeros(3), np.zeros(3))
+    rays = (cam1.rays(points1), cam2.rays(points2))
+    terms = _ray_terms(*rays)
     Rs, ts, _, _ = search_rotations(Phi_n, n1, n2, subsets=subsets,
-                                         n_rotations=n_rotations)
-    # The twisted pair (rotation by pi about the baseline): exact for central cameras, so
-    # nearly as good algebraically when the slits are close; the data decide below.
+                                    rays=(rays[0][idx], rays[1][idx]),
+                                    n_rotations=n_rotations)
     keep = _distinct(Rs, range(len(Rs)), len(Rs), 1.0)
     Rs, ts = Rs[keep], ts[keep]
-    tn = ts / np.maximum(np.linalg.norm(ts, axis=1, keepdims=True), 1e-300)
-    M, U = _whitening(n1, n2)
-    twisted = (2.0 * tn[:, :, None] * tn[:, None, :] - np.eye(3)) @ Rs
-    twisted, t_tw, _ = _polish_rotations(Phi_n, M, U, twisted, 20)
-    Rs, ts = np.concatenate([Rs, twisted]), np.concatenate([ts, t_tw])
     # Sampson distances in pixels: the tensor of the pixels is F_n contracted with the Ts.
     Phi = kron_modes(*Ts).T @ Phi_n
     G_all = sampson_operator(points1, points2)
@@ -504,19 +528,16 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     # basin (the algebraic optimum can be far off in the weakly observed scale); then every
     # candidate is scored on all points (MSAC) and the best few are fitted to their inliers.
     Rs, ts, _ = refine_pose_sampson(Phi, G_all[:, idx], Rs, ts, iterations=6)
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
-    cam2 = compose_camera(intrinsics2, np.zeros(3), np.zeros(3))
-    rays = (cam1.rays(points1), cam2.rays(points2))
-    scores, inls = _score(Phi, Gt, rays, Rs, ts, threshold)
+    scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
     best = np.argsort(scores)[:n_candidates]
     Rs, ts, _ = refine_pose_sampson(Phi, G_all, Rs[best], ts[best], inls[best])
-    scores, inls = _score(Phi, Gt, rays, Rs, ts, threshold)
+    scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
     if not np.any(np.isfinite(scores)):
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
     k = int(np.argmin(scores))
     R, t, score, inl = Rs[k], ts[k], scores[k], inls[k]
     for _ in range(3):  # local optimisation in the exact model
-        R, t, score, inl, improved = _local_optimisation(Phi, G_all, Gt, rays, R, t, score,
+        R, t, score, inl, improved = _local_optimisation(Phi, G_all, Gt, terms, R, t, score,
                                                          inl, threshold, rng, lo_iterations)
         if not improved:
             break
@@ -526,7 +547,7 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     return CalibratedPose(R, t, inl, rms, len(Rs))
 
 
-def _local_optimisation(Phi, G_all, Gt, rays, R, t, score, inl, threshold, rng, n_subsets):
+def _local_optimisation(Phi, G_all, Gt, terms, R, t, score, inl, threshold, rng, n_subsets):
     """One round: poses fitted to random quarters of the inliers, scored by MSAC on all
     points; the best one, if better, is re-fitted to its inliers until they are stable."""
     idx = np.flatnonzero(inl)
@@ -537,13 +558,13 @@ def _local_optimisation(Phi, G_all, Gt, rays, R, t, score, inl, threshold, rng, 
         Gs = G_all[:, subsets].transpose(1, 0, 2, 3)  # (K, 5, size, 16)
         Rk, tk, _ = refine_pose_sampson(Phi, Gs, np.repeat(R[None], n_subsets, 0),
                                         np.repeat(t[None], n_subsets, 0), iterations=15)
-        sk, ik = _score(Phi, Gt, rays, Rk, tk, threshold)
+        sk, ik = _score(Phi, Gt, terms, Rk, tk, threshold)
         k = int(np.argmin(sk))
         if sk[k] < score:
             R, t, score, inl, improved = Rk[k], tk[k], sk[k], ik[k], True
     for _ in range(5):  # re-fit to all inliers (a quarter of them is noisier)
         Rf, tf, _ = refine_pose_sampson(Phi, G_all, R[None], t[None], inl[None])
-        sf, inf = _score(Phi, Gt, rays, Rf, tf, threshold)
+        sf, inf = _score(Phi, Gt, terms, Rf, tf, threshold)
         if not sf[0] < score:
             break
         R, t, score = Rf[0], tf[0], sf[0]
