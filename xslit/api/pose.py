@@ -164,14 +164,20 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     res = relative_pose(q1, q2, intrinsics1, intrinsics2, threshold=reprojThreshold,
                         rng=check_rng(rng))
     rvec, tvec = rvec_from_matrix(res.R), res.t
-    if refine:
-        rvec, tvec, _, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec,
-                                              q1[res.inliers], q2[res.inliers])
+    good = np.flatnonzero(inl)[res.inliers]
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    if refine:
+        rvec, tvec, X_good, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec,
+                                                   p1[good], p2[good])
+        X_good = np.concatenate([X_good, np.ones((len(good), 1))], axis=1)
     cam2 = compose_camera(intrinsics2, rvec, tvec)
-    X = triangulate_nonlinear([cam1, cam2], [p1, p2], triangulate_linear([cam1, cam2], [p1, p2]))
+    # All correspondences are triangulated (as cv2.recoverPose does); the inliers' points are
+    # those of the maximum-likelihood refinement, or refined here.
+    X = triangulate_linear([cam1, cam2], [p1, p2])
+    X[good] = X_good if refine else triangulate_nonlinear([cam1, cam2], [p1[good], p2[good]],
+                                                          X[good])
     valid = np.zeros(len(p1), bool)
-    valid[np.flatnonzero(inl)[res.inliers]] = True
+    valid[good] = True
     valid &= cam1.in_front(X) & cam2.in_front(X)
     return (int(valid.sum()), matrix_from_rvec(rvec), np.asarray(tvec, float).reshape(3, 1),
             valid.astype(np.uint8)[:, None], X.T.copy())

@@ -302,7 +302,13 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
     starts, Ms, Us, origin = [], [], [], []
     for k, idx in enumerate(subsets):
         M, U = _whitening(points1[idx], points2[idx])
-        t, _, cost = _eliminate_translation(a, B, M)
+        # On the grid, t by linear least squares (3x3; the polish below minimises the quotient).
+        MB = M @ B
+        Q = np.swapaxes(B, 1, 2) @ MB
+        Q += 1e-12 * np.trace(Q, axis1=1, axis2=2)[:, None, None] * np.eye(3)
+        t = -np.linalg.solve(Q, np.swapaxes(MB, 1, 2) @ a[..., None])[..., 0]
+        f = a + (B @ t[..., None])[..., 0]
+        cost = np.einsum("ni,ij,nj->n", f, M, f) / np.einsum("ni,ni->n", f, f)
         if rays is not None:
             sample = idx[:: max(1, len(idx) // 48)]
             terms = _ray_terms(rays[0][sample], rays[1][sample])
