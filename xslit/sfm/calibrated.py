@@ -468,7 +468,7 @@ def _score(Phi, Gt, terms, R, t, threshold):
 def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
                   threshold: float = 1.5, rng=None, n_rotations: int = 1000,
                   n_subsets: int = 4, n_candidates: int = 4,
-                  lo_iterations: int = 24) -> CalibratedPose:
+                  lo_iterations: int = 12) -> CalibratedPose:
     """Metric relative pose of two calibrated cameras from correspondences (module text).
 
     Parameters
