@@ -117,6 +117,23 @@ def test_supersampling_keeps_geometry(room):
     assert 0 < diff.mean() < 30  # anti-aliased, not a different picture
 
 
+def test_supersampling_texture_kernel(terrain):
+    """Supersampled renders of a textured scene with sky: sky rows keep the background exactly,
+    the image is anti-aliased, not a different picture."""
+    cam = two_slit_looking_at([0, -30, 25], [0, 5, 0], SMALL, d=5.0)
+    r1 = render.renderImage(terrain, cam, SMALL, nthreads=1, background=(30, 60, 90))
+    r2 = render.renderImage(terrain, cam, SMALL, supersample=2, nthreads=1,
+                            background=(30, 60, 90))
+    assert list(r2)[:4] == ["image", "depth", "points", "mask"]
+    np.testing.assert_array_equal(r1["depth"], r2["depth"])
+    sky = ~r1["mask"].any(axis=1)
+    sky[:-1] &= sky[1:]  # sub-pixel rays of the last sky row may reach the horizon
+    assert sky.sum() >= 5
+    assert (r2["image"][sky] == [30, 60, 90]).all()
+    diff = np.abs(r1["image"].astype(int) - r2["image"].astype(int))
+    assert 0 < diff.mean() < 30
+
+
 # -- images rich enough for SIFT; exact ground-truth correspondences ---------------------------
 @pytest.fixture(scope="module")
 def stereo_pair(room):
@@ -310,11 +327,28 @@ def test_fast_texture_path_matches_general_path(terrain):
     images = []
     for fast in (True, False):
         image = np.zeros((h, w, 3), np.float32)
-        render.raycast._render_block(terrain, rays, h, w, light, 0.35, np.zeros(3, np.float32),
-                                     1, image, fast=fast)
+        render.raycast._render(terrain, rays, h, w, ("image",), light, 0.35,
+                               np.zeros(3, np.float32), 1, accumulate=image, fast=fast)
         images.append(image)
-    assert terrain.texel_table() is not None
+    assert terrain.texel_table()[0] is not None
     np.testing.assert_allclose(images[0], images[1], atol=1.5)  # cv2.remap: 1/32 texel
+
+
+def test_fast_texture_path_background_and_sky_rows(terrain, terrain_rays):
+    """With sky in view (rows without any hit are not textured) and a background colour, the
+    texture kernel matches Scene.albedo's colours, and misses get the background exactly."""
+    w, h = SMALL
+    rays = terrain_rays.reshape(-1, 6)
+    bg = np.array([30, 60, 90], np.float32)
+    light = render.raycast._check_direction("light_dir", render.raycast.DEFAULT_LIGHT)
+    images = [render.raycast._render(terrain, rays, h, w, ("image", "mask"), light, 0.35, bg, 1,
+                                     fast=fast) for fast in (True, False)]
+    mask = images[0]["mask"]
+    assert (~mask.any(axis=1)).sum() >= 5 and 0.5 < mask.mean() < 1  # sky rows and sky pixels
+    np.testing.assert_array_equal(images[0]["image"][~mask], np.tile([30, 60, 90], (
+        (~mask).sum(), 1)))
+    diff = np.abs(images[0]["image"].astype(int) - images[1]["image"].astype(int))
+    assert diff.max() <= 2 and diff.mean() < 0.2
 
 
 def test_non_finite_rays_do_not_hit(room):
@@ -322,3 +356,88 @@ def test_non_finite_rays_do_not_hit(room):
     r = render.render_from_rays(room, rays, (3, 1), nthreads=1)
     np.testing.assert_array_equal(r["mask"], [[True, False, False]])
     assert np.isnan(r["points"][0, 1:]).all() and np.isinf(r["depth"][0, 1:]).all()
+
+
+# -- render_from_rays: outputs, float32 rays, threads -------------------------------------------
+@pytest.fixture(scope="module")
+def terrain_rays():
+    w, h = SMALL
+    cam = two_slit_looking_at([0, -30, 25], [0, 5, 0], SMALL, d=5.0)
+    return cam.rays(render.pixel_grid(SMALL).reshape(-1, 2)).reshape(h, w, 6)
+
+
+OUTPUT_SUBSETS = [names for k in range(1, 5)
+                  for names in __import__("itertools").combinations(render.raycast.OUTPUTS, k)]
+
+
+@pytest.mark.parametrize("scene_name", ["terrain", "room"])
+def test_outputs_subsets_equal_the_full_render(request, scene_name, terrain_rays):
+    """Each subset of outputs gives exactly those arrays of the full render (fast texture
+    kernel on the terrain, Scene.albedo on the room)."""
+    scene = request.getfixturevalue(scene_name)
+    if scene_name == "room":
+        rays = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], SMALL).rays(
+            render.pixel_grid(SMALL).reshape(-1, 2))
+    else:
+        rays = terrain_rays
+    full = render.render_from_rays(scene, rays, SMALL, nthreads=1, background=(5, 200, 90))
+    assert list(full) == ["image", "depth", "points", "mask"]
+    assert 0.2 < full["mask"].mean() <= 1.0
+    for names in OUTPUT_SUBSETS:
+        part = render.render_from_rays(scene, rays, SMALL, outputs=names, nthreads=1,
+                                       background=(5, 200, 90))
+        assert set(part) == set(names)
+        for k in names:
+            np.testing.assert_array_equal(part[k], full[k], err_msg=f"{names}: {k}")
+    one = render.render_from_rays(scene, rays, SMALL, outputs="depth", nthreads=1)
+    assert list(one) == ["depth"]
+    np.testing.assert_array_equal(one["depth"], full["depth"])
+
+
+@pytest.mark.parametrize("outputs", [(), ["image", "normals"], "colour", 3, None, [1],
+                                     ("image", None)])
+def test_bad_outputs(terrain, terrain_rays, outputs):
+    with pytest.raises(ValueError, match="outputs"):
+        render.render_from_rays(terrain, terrain_rays, SMALL, outputs=outputs, nthreads=1)
+
+
+def test_float32_rays_render_like_float64(terrain, terrain_rays):
+    """Float32 rays are cast as given; the image matches the float64 render within one grey
+    level on most pixels, and the geometry to float32 precision."""
+    r64 = render.render_from_rays(terrain, terrain_rays, SMALL, nthreads=1)
+    rays32 = terrain_rays.astype(np.float32)
+    r32 = render.render_from_rays(terrain, rays32, SMALL, nthreads=1)
+    diff = np.abs(r64["image"].astype(int) - r32["image"].astype(int))
+    assert np.mean(diff <= 1) > 0.99
+    # The float64 rays are rounded to float32 for the cast either way: same hits.
+    np.testing.assert_array_equal(r32["mask"], r64["mask"])
+    np.testing.assert_array_equal(r32["depth"], r64["depth"])
+    m = r64["mask"]
+    scale = np.abs(r64["points"][m]).max()
+    np.testing.assert_allclose(r32["points"][m], r64["points"][m], rtol=0, atol=1e-6 * scale)
+    assert np.isnan(r32["points"][~m]).all()
+    # (H * W, 6) float32 rays work as (H, W, 6) ones.
+    flat = render.render_from_rays(terrain, rays32.reshape(-1, 6), SMALL, outputs="image",
+                                   nthreads=1)
+    np.testing.assert_array_equal(flat["image"], r32["image"])
+
+
+@pytest.mark.parametrize("scene_name", ["terrain", "room"])
+def test_threads_do_not_change_the_render(request, scene_name, monkeypatch):
+    """Post-processing on several threads, over several blocks (the last one shorter), gives
+    the single-threaded result exactly, for float64 and float32 rays."""
+    scene = request.getfixturevalue(scene_name)
+    monkeypatch.setattr(render.raycast, "BLOCK_PIXELS", 1 << 15)
+    monkeypatch.setattr(render.raycast, "PARALLEL_PIXELS", 1 << 12)
+    size = (330, 250)  # blocks of 99 rows: 99, 99, 52
+    if scene_name == "room":
+        cam = two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], size)
+    else:
+        cam = two_slit_looking_at([0, -30, 25], [0, 5, 0], size, d=5.0)
+    rays = cam.rays(render.pixel_grid(size).reshape(-1, 2))
+    for r in (rays, np.ascontiguousarray(rays, np.float32)):
+        one = render.render_from_rays(scene, r, size, nthreads=1, background=(9, 9, 9))
+        two = render.render_from_rays(scene, r, size, nthreads=2, background=(9, 9, 9))
+        assert 0.2 < one["mask"].mean() <= 1
+        for k in one:
+            np.testing.assert_array_equal(one[k], two[k], err_msg=k)

@@ -20,7 +20,10 @@ Shading is Lambertian with ambient light: a hit of albedo :math:`\rho` and unit 
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -121,137 +124,318 @@ def cast_rays(scene: Scene, rays: np.ndarray, nthreads: int) -> dict:
     return out
 
 
+#: Names of the outputs of :func:`render_from_rays`, in the order of its result.
+OUTPUTS = ("image", "depth", "points", "mask")
 #: Pixels per block: rays are cast and shaded block by block so that the intermediate arrays
 #: stay in cache; the result does not depend on it.
 BLOCK_PIXELS = 1 << 18
+#: Blocks with fewer pixels are post-processed on the calling thread only.
+PARALLEL_PIXELS = 1 << 14
 
 
-def _lambert(normals: np.ndarray, directions: np.ndarray, light: np.ndarray,
-             ambient: float) -> np.ndarray:
-    """Shade factor ``a + (1 - a) max(0, n' . l)``, ``n'`` the normal turned to the camera.
+def _check_outputs(outputs) -> tuple[str, ...]:
+    names = (outputs,) if isinstance(outputs, str) else outputs
+    try:
+        names = tuple(names)
+    except TypeError:
+        names = ()
+    if not names or not all(isinstance(n, str) and n in OUTPUTS for n in names):
+        raise ValueError(f"outputs must be a non-empty sequence of names from {OUTPUTS}, got "
+                         f"{outputs!r}")
+    return tuple(n for n in OUTPUTS if n in names)
 
-    ``normals`` and ``directions`` are ``(h, w, 3)`` float32 images; returns ``(h, w)``.
+
+def _check_rays(rays, h: int, w: int) -> np.ndarray:
+    """``(h * w, 6)`` rays: float32 as given (no copy when contiguous), anything else float64."""
+    if isinstance(rays, np.ndarray) and rays.dtype == np.float32:
+        a = rays
+    else:
+        a = check_array("rays", rays)
+    if a.shape not in ((h * w, 6), (h, w, 6)):
+        raise ValueError(f"rays must have shape ({h * w}, 6) or ({h}, {w}, 6) for imageSize "
+                         f"{(w, h)}, got {a.shape}")
+    return a.reshape(h * w, 6)
+
+
+def _shade(normals: np.ndarray, directions: np.ndarray, hit: np.ndarray, light: np.ndarray,
+           ambient: float) -> np.ndarray:
+    """Shade factor ``a + (1 - a) max(0, n' . l)`` on hits, 0 on misses.
+
+    ``n'`` is the normal turned towards the camera. ``normals`` is ``(n, 3)`` float32 and
+    C-contiguous, ``directions`` ``(n, 3)`` (any strides), ``hit`` ``(n,)`` bool; returns
+    ``(n,)`` float32.
     """
     cv2 = import_cv2()
-    ones = np.ones((1, 3), np.float32)
-    cos_light = cv2.transform(normals, light.reshape(1, 3).astype(np.float32))
-    cos_view = cv2.transform(cv2.multiply(normals, directions), ones)
-    # The normal faces the camera when n . d < 0; then n' . l = n . l, else -n . l.
-    lit = np.abs(cos_light)
-    lit[cos_light * cos_view >= 0] = 0.0
-    lit *= 1.0 - ambient
-    lit += ambient
-    return lit.reshape(normals.shape[:2])
+    # (n, 1) images throughout: cv2 would read a 1-D array of up to 4 values as a scalar.
+    cos_light = cv2.transform(normals.reshape(-1, 1, 3), light.reshape(1, 3)).reshape(-1, 1)
+    cos_view = np.multiply(normals[:, 0], directions[:, 0], dtype=np.float32)
+    tmp = np.empty_like(cos_view)
+    for c in (1, 2):
+        np.multiply(normals[:, c], directions[:, c], out=tmp, casting="same_kind")
+        cos_view += tmp
+    # The normal faces the camera when n . d < 0; then n' . l = n . l, else -n . l, so the
+    # light reaches the surface when -(n . l)(n . d) > 0, and then n' . l = |n . l|.
+    lit_by = cv2.multiply(cos_light, cos_view.reshape(-1, 1), scale=-1.0)
+    _, shade = cv2.threshold(lit_by, 0.0, 1.0 - ambient, cv2.THRESH_BINARY)
+    shade = shade.reshape(-1)
+    shade *= np.abs(cos_light, out=cos_light).reshape(-1)
+    shade += ambient
+    if not hit.all():
+        shade *= hit  # misses: black, the background is added by the caller
+    return shade
 
 
-def _colour_fast(scene, table, hits, dirs, mask, h, w, light, ambient):
-    """Shaded colour ``(h, w, 3)`` float32 of a single-texture scene, all in ``cv2``."""
+def _texture_colour(table, texture, hits, sl, rows, w, hit, light, ambient, out=None):
+    """Shaded colour of the pixels ``sl`` (whole rows) of a single-texture scene.
+
+    Returns ``(rows, w, 3)`` uint8, written into ``out`` when given, or float32 when ``out`` is
+    None (for averaging).
+    """
     cv2 = import_cv2()
-    prim = np.where(mask, hits["primitive_ids"], 0)
-    gather = np.empty((h, w, 2), np.int16)
-    np.bitwise_and(prim, 4095, out=gather[..., 0].reshape(-1), casting="unsafe")
-    np.right_shift(prim, 12, out=gather[..., 1].reshape(-1), casting="unsafe")
-    b1, b2 = cv2.split(hits["primitive_uvs"].reshape(h, w, 2))
-    weights = cv2.merge([np.ones_like(b1), b1, b2])
-    ones = np.ones((1, 3), np.float32)
-    xy = [cv2.transform(cv2.multiply(cv2.remap(t, gather, None, cv2.INTER_NEAREST), weights),
-                        ones) for t in table]
-    texels = cv2.remap(scene.textures[0], xy[0], xy[1], cv2.INTER_LINEAR,
-                       borderMode=cv2.BORDER_WRAP)
-    shade = _lambert(hits["primitive_normals"].reshape(h, w, 3), dirs, light, ambient)
-    if not mask.all():
-        shade *= mask.reshape(h, w)  # misses: black, the background is added by the caller
-    return cv2.multiply(texels, cv2.merge([shade, shade, shade]), dtype=cv2.CV_32F)
+    ids = hits["primitive_ids"][sl]
+    # Rays that hit nothing have the invalid id 2**32 - 1: clipped to the zero last row.
+    coef = np.take(table, ids, axis=0, mode="clip")
+    uv = hits["primitive_uvs"][sl]
+    maps = np.empty((2, rows, w), np.float32)
+    tmp = np.empty(len(ids), np.float32)
+    for i, col in enumerate((0, 3)):
+        m = maps[i].reshape(-1)
+        np.multiply(coef[:, col + 1], uv[:, 0], out=m)
+        m += coef[:, col]
+        np.multiply(coef[:, col + 2], uv[:, 1], out=tmp)
+        m += tmp
+    texels = cv2.remap(texture, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+    texels = cv2.cvtColor(texels, cv2.COLOR_RGBA2RGB)
+    shade = _shade(hits["primitive_normals"][sl], hits["rays"][sl, 3:], hit, light, ambient)
+    shade = cv2.merge([shade.reshape(rows, w)] * 3)
+    if out is None:
+        return cv2.multiply(texels, shade, dtype=cv2.CV_32F)
+    result = cv2.multiply(texels, shade, dst=out, dtype=cv2.CV_8U)
+    if not np.shares_memory(result, out):  # cv2 allocated a new array instead of writing out
+        out[...] = result
+    return out
 
 
-def _colour_general(scene, hits, rays, mask, h, w, light, ambient):
-    """Shaded colour ``(h, w, 3)`` float32 from :meth:`Scene.albedo` (any colour source)."""
-    idx = np.flatnonzero(mask)
-    out = np.zeros((h * w, 3), np.float32)
+def _texture_rows(table, texture, hits, c0, rows, w, hit, light, ambient, bg, bg_u8, image,
+                  add):
+    """Colour ``rows`` whole image rows of hits ``[c0, c0 + rows * w)`` of a block into ``image``
+    (``(rows * w, 3)``: uint8, or float32 to add to when ``add``) with the texture kernel.
+
+    Only the rows from the first to the last one with a hit are textured; the others (sky,
+    say) are set to the background.
+    """
+    with_hit = np.flatnonzero(hit.reshape(rows, w).any(axis=1))
+    a, b = (int(with_hit[0]), int(with_hit[-1]) + 1) if len(with_hit) else (rows, rows)
+    img = image.reshape(rows, w, 3)
+    for empty in (img[:a], img[b:]):
+        if add and bg_u8 is not None:
+            empty += bg
+        elif not add:
+            empty[...] = 0 if bg_u8 is None else bg_u8
+    if a == b:
+        return
+    sl = slice(c0 + a * w, c0 + b * w)
+    hit = hit[a * w:b * w]
+    if add:
+        img[a:b] += _texture_colour(table, texture, hits, sl, b - a, w, hit, light, ambient)
+    else:
+        _texture_colour(table, texture, hits, sl, b - a, w, hit, light, ambient, out=img[a:b])
+    if bg_u8 is not None and not hit.all():
+        misses = ~hit.reshape(b - a, w)
+        if add:
+            img[a:b][misses] += bg
+        else:
+            img[a:b][misses] = bg_u8
+
+
+def _general_colour(scene, hits, rays, hit, light, ambient) -> np.ndarray:
+    """Shaded colour ``(n, 3)`` float32 from :meth:`Scene.albedo` (any colour source)."""
+    idx = np.flatnonzero(hit)
+    out = np.zeros((len(hit), 3), np.float32)
     if len(idx) == 0:
-        return out.reshape(h, w, 3)
+        return out
     t = hits["t_hit"][idx].astype(np.float64)
     points = rays[idx, :3] + t[:, None] * rays[idx, 3:]
     albedo = scene.albedo(hits["primitive_ids"][idx], hits["primitive_uvs"][idx], points)
-    normals = np.ascontiguousarray(hits["primitive_normals"][idx]).reshape(-1, 1, 3)
-    dirs = rays[idx, 3:].astype(np.float32).reshape(-1, 1, 3)
-    albedo *= _lambert(normals, dirs, light, ambient)
+    normals = np.ascontiguousarray(hits["primitive_normals"][idx])
+    albedo *= _shade(normals, hits["rays"][idx, 3:], np.ones(len(idx), bool), light,
+                     ambient)[:, None]
     out[idx] = albedo
-    return out.reshape(h, w, 3)
+    return out
 
 
-def _render_block(scene, rays, h, w, light, ambient, bg, nthreads, image, depth=None,
-                  points=None, mask=None, *, fast=True):
-    """Cast and shade ``h * w`` rays ``(h * w, 6)`` float64; write into the output views.
+def _hit_points(rays: np.ndarray, t: np.ndarray, out: np.ndarray) -> None:
+    """``out = o + t d`` in float64, NaN where ``t`` is not finite (no hit).
 
-    ``image`` (h, w, 3) float32 receives the colour (added to it); ``depth`` (h, w),
-    ``points`` (h, w, 3) and ``mask`` (h, w), when given, the geometry.
+    ``rays`` ``(n, 6)`` float32 or float64 (any strides), ``t`` ``(n,)`` float32, ``out``
+    ``(n, 3)`` float64 C-contiguous.
     """
     cv2 = import_cv2()
-    hits = cast_rays(scene, rays, nthreads)
-    t = hits["t_hit"]
-    hit = np.isfinite(t)
-    if depth is not None:
-        d = depth.reshape(-1)
-        d[:] = t
-        mask.reshape(-1)[:] = hit
-        if not hit.all():
-            d[~hit] = np.nan  # so that the points are NaN; set back to inf below
-        p = points.reshape(-1, 3)
-        np.multiply(rays[:, 3:], d[:, None], out=p)
-        p += rays[:, :3]
-        if not hit.all():
-            d[~hit] = np.inf
-    table = scene.texel_table() if fast else None
-    if table is not None:
-        dirs = np.ascontiguousarray(hits["rays"][:, 3:]).reshape(h, w, 3)
-        colour = _colour_fast(scene, table, hits, dirs, hit, h, w, light, ambient)
+    with np.errstate(invalid="ignore"):
+        tn = np.subtract(t, t, dtype=np.float64)  # 0, or NaN where t is inf
+    tn += t
+    coords = []
+    for c in range(3):  # coordinate planes, interleaved into out by cv2.merge
+        p = rays[:, 3 + c].astype(np.float64)
+        p *= tn
+        p += rays[:, c]
+        coords.append(p.reshape(-1, 1))
+    cv2.merge(coords, dst=out.reshape(-1, 1, 3))
+
+
+def _to_float32(src: np.ndarray, dst: np.ndarray) -> None:
+    """Copy ``(n, 6)`` float64 rays into C-contiguous float32 ``dst``."""
+    if src.strides[0] < src.strides[1]:  # column-major (as camera.rays returns): by columns
+        for c in range(6):
+            np.copyto(dst[:, c], src[:, c], casting="same_kind")
     else:
-        colour = _colour_general(scene, hits, rays, hit, h, w, light, ambient)
-    if bg.any() and not hit.all():
-        colour += (~hit).reshape(h, w, 1) * bg  # misses are black so far
-    cv2.add(image, colour, dst=image)
+        np.copyto(dst, src, casting="same_kind")
 
 
-def render_from_rays(scene, rays, imageSize, *, light_dir=DEFAULT_LIGHT,
+def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumulate=None,
+            fast=True) -> dict:
+    """Cast and shade ``h * w`` rays ``(h * w, 6)`` (float32 or float64) block by block.
+
+    Returns the requested ``outputs``; with ``accumulate`` ((h, w, 3) float32), the colour is
+    added to it instead of returned as ``"image"``.
+    """
+    cv2 = import_cv2()
+    light = np.asarray(light, np.float32)
+    n = h * w
+    res = {}
+    if "image" in outputs and accumulate is None:
+        res["image"] = np.empty((h, w, 3), np.uint8)
+    if "depth" in outputs:
+        res["depth"] = np.empty((h, w))
+    if "points" in outputs:
+        res["points"] = np.empty((h, w, 3))
+    if "mask" in outputs:
+        res["mask"] = np.empty((h, w), bool)
+    colour = "image" in outputs or accumulate is not None
+    table, texture = scene.texel_table() if colour and fast else (None, None)
+    general = colour and table is None
+    bg_u8 = cv2.convertScaleAbs(bg.reshape(1, 3)).reshape(3) if bg.any() else None
+    flat = {k: v.reshape(n, -1) if v.ndim == 3 else v.reshape(n) for k, v in res.items()}
+    image = accumulate.reshape(n, 3) if accumulate is not None else flat.get("image")
+    step = max(1, BLOCK_PIXELS // w)
+    parts = nthreads if nthreads > 1 and min(n, step * w) >= PARALLEL_PIXELS else 1
+    # Float64 rays are converted block by block into this buffer for the cast.
+    buf32 = None if rays.dtype == np.float32 else np.empty((min(n, step * w), 6), np.float32)
+
+    def finish(hits, block_rays, g0, c0, c1, hit_out):
+        """Post-process the pixels [c0, c1) of a block starting at pixel g0 (whole rows)."""
+        sl = slice(c0, c1)
+        gl = slice(g0 + c0, g0 + c1)
+        t = hits["t_hit"][sl]
+        hit = np.isfinite(t, out=hit_out[sl])
+        if "depth" in flat:
+            d = flat["depth"][gl]
+            np.copyto(d, t)  # inf where no hit (Embree's t_hit, tested with non-finite rays)
+        if "points" in flat:
+            _hit_points(block_rays[sl], t, flat["points"][gl])
+        if table is not None:
+            _texture_rows(table, texture, hits, c0, (c1 - c0) // w, w, hit, light, ambient,
+                          bg, bg_u8, image[gl], accumulate is not None)
+
+    pool = ThreadPoolExecutor(nthreads - 1) if parts > 1 else None
+
+    def run(fn, calls):
+        """``fn(*args)`` for every ``args`` of ``calls``, on this thread and the pool's, each
+        taking the next call; returns when all are done."""
+        todo = iter(calls)
+        lock = threading.Lock()
+
+        def work():
+            while True:
+                with lock:
+                    args = next(todo, None)
+                if args is None:
+                    return
+                fn(*args)
+        futures = [pool.submit(work) for _ in range(nthreads - 1)] if pool else []
+        work()
+        for f in futures:
+            f.result()
+    try:
+        for r0 in range(0, h, step):
+            r1 = min(h, r0 + step)
+            g0, g1 = r0 * w, r1 * w
+            edges = [round(k * (r1 - r0) / parts) * w for k in range(parts + 1)]  # in block
+            chunks = [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+            block = rays[g0:g1]
+            if buf32 is None:
+                block32 = np.ascontiguousarray(block)  # no copy when C-contiguous
+            else:  # float64 -> float32 in parallel (numpy releases the GIL)
+                block32 = buf32[:g1 - g0]
+                run(_to_float32, [(block[a:b], block32[a:b]) for a, b in chunks])
+            hits = cast_rays(scene, block32, nthreads)
+            hit = flat["mask"][g0:g1] if "mask" in flat else np.empty(g1 - g0, bool)
+            run(finish, [(hits, block, g0, a, b, hit) for a, b in chunks])
+            if general:  # Scene.albedo may call user functions: on this thread only
+                c = _general_colour(scene, hits, block, hit, light, ambient)
+                if bg.any() and not hit.all():
+                    c[~hit] = bg
+                if accumulate is None:
+                    image[g0:g1] = cv2.convertScaleAbs(c)
+                else:
+                    image[g0:g1] += c
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return res
+
+
+def render_from_rays(scene, rays, imageSize, *, outputs=OUTPUTS, light_dir=DEFAULT_LIGHT,
                      nthreads: int | None = None, ambient: float = 0.35,
                      background=(0, 0, 0)) -> dict:
     """Render precomputed rays, one per pixel: the kernel of :func:`renderImage`.
+
+    Open3D casts rays in float32: C-contiguous float32 rays are cast as given, without a copy
+    (the fastest input); float64 rays are converted for the cast, block by block. The hit
+    points are ``o + t d`` evaluated in float64 with the rays as given, so with float64 rays
+    they lie on those rays to rounding: with the rays of ``camera.rays``, every valid pixel's
+    hit point projects back to its pixel centre within ``1e-6`` px (the contract of
+    :func:`renderImage`). With float32 rays the hit points are only as precise as those rays
+    (float32 rounding of origins and directions, relative ``6e-8``, moves them by that
+    fraction of their distance from the origin and of the coordinates).
 
     Parameters
     ----------
     scene : Scene
     rays : (H * W, 6) or (H, W, 6) array_like
         Origin and unit direction per pixel, row-major (as ``camera.rays`` of
-        :func:`pixel_grid`); non-finite rays give no hit.
+        :func:`pixel_grid`), float32 or float64 (other types are converted to float64);
+        non-finite rays give no hit.
     imageSize : (width, height)
+    outputs : str or sequence of str
+        Which of ``"image"``, ``"depth"``, ``"points"``, ``"mask"`` to compute (default: all),
+        as Open3D's ``cast_rays`` returns named fields; only those are computed and returned.
+        For example, video frames with depth need ``("image", "depth")`` and do not pay for
+        the float64 hit points (24 bytes per pixel).
     light_dir, nthreads, ambient, background
-        As in :func:`renderImage`.
+        As in :func:`renderImage`. ``nthreads`` threads cast the rays, and as many post-process
+        each block between casts (numpy and OpenCV release the GIL); procedural colours
+        (``Scene.albedo``) are computed on the calling thread only.
 
     Returns
     -------
     render : dict
-        ``"image"``, ``"depth"``, ``"points"``, ``"mask"`` as in :func:`renderImage`.
+        The requested outputs only: ``"image"``, ``"depth"``, ``"points"``, ``"mask"`` as in
+        :func:`renderImage`.
+
+    Raises
+    ------
+    ValueError
+        On a bad scene, image size, rays, shading argument, or ``outputs`` (unknown names or
+        empty).
     """
     if not isinstance(scene, Scene):
         raise ValueError(f"scene must be an xslit.render.Scene, got {type(scene).__name__}")
     w, h = _check_image_size(imageSize)
+    outputs = _check_outputs(outputs)
     light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
-    rays = check_array("rays", rays)
-    if rays.shape not in ((h * w, 6), (h, w, 6)):
-        raise ValueError(f"rays must have shape ({h * w}, 6) or ({h}, {w}, 6) for imageSize "
-                         f"{(w, h)}, got {rays.shape}")
-    rays = np.ascontiguousarray(rays.reshape(h * w, 6))
-    image = np.zeros((h, w, 3), np.float32)
-    depth = np.empty((h, w))
-    points = np.empty((h, w, 3))
-    mask = np.empty((h, w), bool)
-    step = max(1, BLOCK_PIXELS // w)
-    for r0 in range(0, h, step):
-        r1 = min(h, r0 + step)
-        _render_block(scene, rays[r0 * w:r1 * w], r1 - r0, w, light, ambient, bg, nthreads,
-                      image[r0:r1], depth[r0:r1], points[r0:r1], mask[r0:r1])
-    return {"image": _to_uint8(image), "depth": depth, "points": points, "mask": mask}
+    rays = _check_rays(rays, h, w)
+    return _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads)
 
 
 def _to_uint8(image: np.ndarray) -> np.ndarray:
@@ -324,22 +508,20 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
     light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
 
     pixels = pixel_grid((w, h))
-    result = render_from_rays(scene, camera.rays(pixels.reshape(-1, 2)), (w, h),
-                              light_dir=light, nthreads=nthreads, ambient=ambient,
-                              background=bg)
+    # With supersampling, the colour comes from the k x k sub-pixel rays only.
+    outputs = OUTPUTS if k == 1 else ("depth", "points", "mask")
+    result = _render(scene, camera.rays(pixels.reshape(-1, 2)), h, w, outputs, light, ambient,
+                     bg, nthreads)
     if k > 1:
         image = np.zeros((h, w, 3), np.float32)
         offsets = (np.arange(k) + 0.5) / k - 0.5
-        step = max(1, BLOCK_PIXELS // w)
         for dy in offsets:
             for dx in offsets:
                 sub = camera.rays((pixels + np.array([dx, dy])).reshape(-1, 2))
-                for r0 in range(0, h, step):
-                    r1 = min(h, r0 + step)
-                    _render_block(scene, sub[r0 * w:r1 * w], r1 - r0, w, light, ambient, bg,
-                                  nthreads, image[r0:r1])
+                _render(scene, sub, h, w, ("image",), light, ambient, bg, nthreads,
+                        accumulate=image)
         image /= k * k
-        result["image"] = _to_uint8(image)
+        result = {"image": _to_uint8(image), **result}
     result.update(camera=camera, pixels=pixels, scene=scene)
     return result
 
