@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cameras import compose_camera
-from ..epipolar.linear import axis_normalization
+from ..epipolar.linear import _normalized
 from ..epipolar.tensor import (
     INDEX,
     design_matrix,
@@ -235,6 +235,29 @@ def _distinct(R, order, max_count, separation_deg):
     return keep
 
 
+def _damped_steps(J, r, lam):
+    """Levenberg--Marquardt steps ``(K, p)`` of a batch: ``J`` ``(K, p, m)``, ``r`` ``(K, m)``,
+    damping ``lam`` ``(K,)`` on the diagonal of the normal equations."""
+    JTJ = J @ np.swapaxes(J, 1, 2)
+    g = (J @ r[..., None])[..., 0]
+    A = JTJ + lam[:, None, None] * (np.einsum("kaa->ka", JTJ)[:, :, None] + 1e-12) * np.eye(
+        J.shape[1])
+    return -np.linalg.solve(A, g[..., None])[..., 0]
+
+
+def _accept(cost, new_cost, lam, rel_tol, old, new):
+    """Keep the starts whose cost decreased; returns ``(state, cost, lam, done)``.
+
+    ``old`` and ``new`` are tuples of arrays with the batch as first axis; a start is done when
+    its decrease is below ``rel_tol`` or its damping has grown past any useful step.
+    """
+    ok = new_cost < cost
+    done = ~ok & (lam > 1e6) | ok & (cost - new_cost <= rel_tol * cost)
+    state = tuple(np.where(ok.reshape(-1, *[1] * (o.ndim - 1)), n, o)
+                  for o, n in zip(old, new, strict=True))
+    return state, np.where(ok, new_cost, cost), np.where(ok, lam / 3, lam * 10), done
+
+
 def _polish_rotations(Phi, M, U, R, iterations):
     """Batched Levenberg--Marquardt on the rotation alone (``t`` eliminated)."""
     r, t = _algebraic(Phi, M, U, R)
@@ -246,20 +269,11 @@ def _polish_rotations(Phi, M, U, R, iterations):
         Rp = np.concatenate([_rodrigues(eye[k] * h) @ R for k in range(3)])
         Mp = M if M.ndim == 2 else np.concatenate([M] * 3)
         Up = U if U.ndim == 2 else np.concatenate([U] * 3)
-        J = ((_algebraic(Phi, Mp, Up, Rp)[0].reshape(3, *r.shape) - r) / h).transpose(1, 2, 0)
-        JTJ = np.swapaxes(J, 1, 2) @ J
-        g = (np.swapaxes(J, 1, 2) @ r[..., None])[..., 0]
-        A = JTJ + lam[:, None, None] * (np.einsum("kaa->ka", JTJ)[:, :, None] + 1e-12) * eye
-        Rn = _rodrigues(-np.linalg.solve(A, g[..., None])[..., 0]) @ R
+        J = ((_algebraic(Phi, Mp, Up, Rp)[0].reshape(3, *r.shape) - r) / h).transpose(1, 0, 2)
+        Rn = _rodrigues(_damped_steps(J, r, lam)) @ R
         rn, tn = _algebraic(Phi, M, U, Rn)
-        cn = np.einsum("ij,ij->i", rn, rn)
-        ok = cn < cost
-        done = ~ok & (lam > 1e6) | ok & (cost - cn <= 1e-12 * cost)
-        R = np.where(ok[:, None, None], Rn, R)
-        r = np.where(ok[:, None], rn, r)
-        t = np.where(ok[:, None], tn, t)
-        cost = np.where(ok, cn, cost)
-        lam = np.where(ok, lam / 3, lam * 10)
+        (R, r, t), cost, lam, done = _accept(cost, np.einsum("ij,ij->i", rn, rn), lam, 1e-12,
+                                             (R, r, t), (Rn, rn, tn))
         if done.all():
             break
     return R, t, cost
@@ -292,15 +306,15 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
 
     Returns
     -------
-    R : (K, 3, 3), t : (K, 3), cost : (K,), origin : (K,) int
-        Local minima (distinct within each subset), the index of the subset of each.
+    R : (K, 3, 3), t : (K, 3), cost : (K,)
+        Local minima (distinct within each subset).
     """
     subsets = [np.arange(len(points1))] if subsets is None else subsets
     grid = rotation_grid(n_rotations)
     a = grid.reshape(-1, 9) @ Phi[:, :9].T
     B = Phi[:, 9:] @ _translation_map(grid)  # (n, 16, 3)
-    starts, Ms, Us, origin = [], [], [], []
-    for k, idx in enumerate(subsets):
+    starts, Ms, Us = [], [], []
+    for idx in subsets:
         M, U = _whitening(points1[idx], points2[idx])
         # On the grid, t by linear least squares (3x3; the polish below minimises the
         # quotient). The grid is ranked on the median Sampson distance of a sample: the
@@ -322,9 +336,7 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
             starts.append(j)
             Ms.append(M)
             Us.append(U)
-            origin.append(k)
-    R, t, cost = _polish_rotations(Phi, np.stack(Ms), np.stack(Us), grid[starts], iterations)
-    return R, t, cost, np.array(origin)
+    return _polish_rotations(Phi, np.stack(Ms), np.stack(Us), grid[starts], iterations)
 
 
 def _operator(G):
@@ -397,21 +409,12 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
         rp = _sampson_batch(Gt, pose_tensors(Phi, Rp, tp))  # (K, 6, n)
         steps = np.concatenate([np.full((K, 3), hw), np.repeat(ht[:, None], 3, 1)], axis=1)
         J = (rp * (w if weights is None else w[:, None]) - r[:, None]) / steps[:, :, None]
-        JTJ = J @ np.swapaxes(J, 1, 2)
-        g = (J @ r[..., None])[..., 0]
-        A = JTJ + lam[:, None, None] * (np.einsum("kaa->ka", JTJ)[:, :, None] + 1e-12) * np.eye(6)
-        d = -np.linalg.solve(A, g[..., None])[..., 0]
+        d = _damped_steps(J, r, lam)
         Rn = _rodrigues(d[:, :3]) @ R
         tn = t + d[:, 3:]
         rn = _pose_residuals(Phi, Gt, Rn, tn) * w
-        cn = np.einsum("kn,kn->k", rn, rn)
-        ok = cn < cost
-        done = ~ok & (lam > 1e6) | ok & (cost - cn <= 1e-10 * cost)
-        R = np.where(ok[:, None, None], Rn, R)
-        t = np.where(ok[:, None], tn, t)
-        r = np.where(ok[:, None], rn, r)
-        cost = np.where(ok, cn, cost)
-        lam = np.where(ok, lam / 3, lam * 10)
+        (R, t, r), cost, lam, done = _accept(cost, np.einsum("kn,kn->k", rn, rn), lam, 1e-10,
+                                             (R, t, r), (Rn, tn, rn))
         if done.all():
             break
     count = r.shape[1] if weights is None else np.maximum(np.sum(w * w, axis=1), 1.0)
@@ -512,9 +515,8 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
         raise ValueError(f"inliers: a calibrated pose needs at least 12 correspondences, got "
                          f"{len(idx)}")
     q1, q2 = points1[idx], points2[idx]
-    Ts = [axis_normalization(v) for v in (q1[:, 0], q1[:, 1], q2[:, 0], q2[:, 1])]
-    n1 = np.stack([Ts[0][0, 0] * q1[:, 0] + Ts[0][0, 1], Ts[1][0, 0] * q1[:, 1] + Ts[1][0, 1]], 1)
-    n2 = np.stack([Ts[2][0, 0] * q2[:, 0] + Ts[2][0, 1], Ts[3][0, 0] * q2[:, 1] + Ts[3][0, 1]], 1)
+    Ts, normed = _normalized(q1, q2)  # per axis, as the linear solver
+    n1, n2 = np.stack(normed[:2], axis=1), np.stack(normed[2:], axis=1)
     Phi_n = tensor_map(intrinsics1, intrinsics2, Ts)
     quarter = max(12, len(idx) // 4)
     subsets = [np.arange(len(idx))]
@@ -524,7 +526,7 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     cam2 = compose_camera(intrinsics2, np.zeros(3), np.zeros(3))
     rays = (cam1.rays(points1), cam2.rays(points2))
     terms = _ray_terms(*rays)
-    Rs, ts, _, _ = search_rotations(Phi_n, n1, n2, subsets=subsets,
+    Rs, ts, _ = search_rotations(Phi_n, n1, n2, subsets=subsets,
                                     rays=(rays[0][idx], rays[1][idx]),
                                     n_rotations=n_rotations)
     keep = _distinct(Rs, range(len(Rs)), len(Rs), 1.0)
