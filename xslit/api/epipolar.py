@@ -12,7 +12,7 @@ from .._checks import check_image_points, check_rng
 from ..cameras import TwoSlitCamera
 from ..epipolar import MIN_LINEAR_POINTS, epipolar_tensor
 from ..epipolar.estimate import estimate_epipolar_tensor
-from ..robust import LMEDS, MSAC, RANSAC, RobustOptions
+from ..robust import LMEDS, MSAC, PROSAC, RANSAC, UNIFORM, RobustOptions
 
 __all__ = [
     "FM_LINEAR",
@@ -197,6 +197,7 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
         _check_iters("maxIters", maxIters)
         options = RobustOptions(
             method={FM_RANSAC: RANSAC, FM_LMEDS: LMEDS}.get(method, MSAC),
+            sampler=PROSAC if method in (USAC_DEFAULT, USAC_ACCURATE) else UNIFORM,
             threshold=float(ransacReprojThreshold) if method != FM_LMEDS else 1.0,
             confidence=max(confidence, 0.999) if method == USAC_ACCURATE else float(confidence),
             max_iterations=int(maxIters),

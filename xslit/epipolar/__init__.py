@@ -16,6 +16,7 @@ from .tensor import (
     epipolar_tensor,
     evaluate_tensor,
     sampson_distance,
+    sampson_distance_pairs,
     tensor_gradient,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "principal_minor_tensor",
     "recover_configurations",
     "sampson_distance",
+    "sampson_distance_pairs",
     "solve_linear",
     "solve_linear_batch",
     "tensor_gradient",

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..robust import RobustOptions, robust_estimate
+from ..robust import RobustOptions, density_order, robust_estimate
 from .linear import MIN_LINEAR_POINTS, _fit_minimal_batch, solve_linear, solve_linear_batch
-from .tensor import sampson_distance_op, sampson_operator
+from .tensor import sampson_distance_op, sampson_distance_pairs, sampson_operator
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 
@@ -45,12 +45,17 @@ class EpipolarProblem:
             self._subset, self._G_subset = subset, self._G[:, subset]
         return sampson_distance_op(self._G_subset, models)
 
-    def chance_residuals(self, model, rng):
-        """Residuals on shuffled pairs (points2 permuted): how well chance pairs fit."""
-        from .tensor import sampson_distance
+    def chance_residuals(self, model, rng, draws):
+        """Residuals of about ``draws`` wrong pairs: every pairing of ``m`` random points of
+        image 1 with ``m`` other random points of image 2 (how well chance pairs fit)."""
+        m = min(int(np.ceil(np.sqrt(draws))), self.n_points // 2)
+        perm = rng.permutation(self.n_points)[:2 * m]
+        return sampson_distance_pairs(model, self.points1[perm[:m]],
+                                      self.points2[perm[m:]]).ravel()
 
-        perm = rng.permutation(self.n_points)
-        return sampson_distance(model, self.points1, self.points2[perm])
+    def quality_order(self, rng):
+        """PROSAC order: density of the correspondences in the joint image space."""
+        return density_order(np.hstack([self.points1, self.points2]), rng)
 
     def refit(self, model, inliers, threshold):
         """Sampson-weighted linear least squares: rows scaled by ``1 / |grad e|``."""
@@ -84,7 +89,7 @@ def _distinct_count(points1, points2) -> int:
 
 
 def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rng,
-                             linear_only: bool = False) -> EpipolarEstimate:
+                             linear_only: bool = False, order=None) -> EpipolarEstimate:
     """Robust (or, with ``linear_only``, all-points linear) estimate of ``F``.
 
     Parameters
@@ -94,6 +99,10 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rn
     options : RobustOptions or None
         Ignored when ``linear_only``.
     rng : numpy.random.Generator
+    linear_only : bool
+    order : (N,) int ndarray, optional
+        Correspondences by decreasing quality for the PROSAC sampler (default: by density in
+        the joint image space, :func:`xslit.robust.density_order`).
 
     Returns
     -------
@@ -117,7 +126,7 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rn
         inliers = np.ones(n, bool)
         it = 1
     else:
-        res = robust_estimate(EpipolarProblem(points1, points2), options, rng)
+        res = robust_estimate(EpipolarProblem(points1, points2), options, rng, order)
         if res.model is None:
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
         if not res.success:

@@ -140,7 +140,7 @@ def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
     D = _design(*normed)
     if n < 16:  # pad to a square system so the SVD returns the null vector
         D = np.concatenate([D, np.zeros((B, 16 - n, 16))], axis=1)
-    _, s, Vt = np.linalg.svd(D)
+    _, s, Vt = np.linalg.svd(D, full_matrices=False)
     F = _denormalize(Vt[:, -1, :], Ts)
     cond = s[:, 14] / s[:, 0]
     return F, cond

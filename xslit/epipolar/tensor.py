@@ -30,6 +30,7 @@ __all__ = [
     "evaluate_tensor",
     "kron_modes",
     "sampson_distance",
+    "sampson_distance_pairs",
     "sampson_distance_op",
     "sampson_operator",
     "tensor_gradient",
@@ -160,6 +161,42 @@ def sampson_distance(F, points1, points2) -> np.ndarray:
     return np.where(np.isnan(dist), 0.0, dist)
 
 
+def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
+    """:func:`sampson_distance` of every pairing of ``points1`` with ``points2``.
+
+    The residual of the pair ``(m, n)`` is ``[x_m y_m, x_m, y_m, 1] M [x'_n y'_n, x'_n, y'_n, 1]``
+    with ``M`` the 4 x 4 unfolding of ``F``; it and its four derivatives are five small matrix
+    products, so all ``N1 N2`` pairs cost about as much as ``N1 + N2`` points (used to measure
+    how often a wrong pairing fits by chance).
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) array_like
+    points1 : (N1, 2) ndarray
+    points2 : (N2, 2) ndarray
+
+    Returns
+    -------
+    d : (N1, N2) ndarray
+    """
+    M = np.asarray(F, dtype=float).reshape(4, 4)
+
+    def rows(p):
+        x, y = p[:, 0], p[:, 1]
+        one, zero = np.ones_like(x), np.zeros_like(x)
+        return (np.stack([x * y, x, y, one], -1), np.stack([y, one, zero, zero], -1),
+                np.stack([x, zero, one, zero], -1))
+
+    a, ax, ay = rows(np.asarray(points1, dtype=float))
+    c, cx, cy = rows(np.asarray(points2, dtype=float))
+    aM, cM = a @ M, c @ M.T
+    e = aM @ c.T
+    gn2 = (ax @ cM.T) ** 2 + (ay @ cM.T) ** 2 + (aM @ cx.T) ** 2 + (aM @ cy.T) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = np.abs(e) / np.sqrt(gn2)
+    return np.where(np.isnan(dist), 0.0, dist)
+
+
 def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
     r"""Change of image coordinates: :math:`F'_{ijkl} = \sum F_{abcd} T_{1,ai} T_{2,bj}
     T_{3,ck} T_{4,dl}`.
@@ -196,12 +233,22 @@ def sampson_operator(points1, points2) -> np.ndarray:
         ``G[0] @ F.ravel()`` is the residual of eq. linF and ``G[1:] @ F.ravel()`` its
         derivatives with respect to ``x, y, x', y'``: scoring M tensors is one matrix product.
     """
-    a, b, c, d = _lift(points1, points2)
-    da = np.zeros_like(a)
-    da[:, 0] = 1.0
-    k = _kron_rows
-    return np.stack([k(a, b, c, d), k(da, b, c, d), k(a, da, c, d), k(a, b, da, d),
-                     k(a, b, c, da)])
+    p1, p2 = np.asarray(points1, dtype=float), np.asarray(points2, dtype=float)
+    n = len(p1)
+    # kron([x,1],[y,1]) = [xy, x, y, 1] and its x and y derivatives [y, 1, 0, 0], [x, 0, 1, 0]
+    # for each image; G[k] is the row-wise product of a left and a right factor.
+    left = np.zeros((5, n, 4))
+    right = np.zeros((5, n, 4))
+    for out, (x, y), rows in ((left, p1.T, (0, 3, 4)), (right, p2.T, (0, 1, 2))):
+        out[rows, :, 0] = x * y
+        out[rows, :, 1] = x
+        out[rows, :, 2] = y
+        out[rows, :, 3] = 1.0
+    left[1, :, 0], left[1, :, 1] = p1[:, 1], 1.0
+    left[2, :, 0], left[2, :, 2] = p1[:, 0], 1.0
+    right[3, :, 0], right[3, :, 1] = p2[:, 1], 1.0
+    right[4, :, 0], right[4, :, 2] = p2[:, 0], 1.0
+    return (left[..., :, None] * right[..., None, :]).reshape(5, n, 16)
 
 
 def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:

@@ -3,19 +3,25 @@
 from .loop import (
     LMEDS,
     MSAC,
+    PROSAC,
     RANSAC,
+    UNIFORM,
     RobustOptions,
     RobustProblem,
     RobustResult,
     robust_estimate,
 )
+from .quality import density_order
 
 __all__ = [
     "LMEDS",
     "MSAC",
+    "PROSAC",
     "RANSAC",
+    "UNIFORM",
     "RobustOptions",
     "RobustProblem",
     "RobustResult",
+    "density_order",
     "robust_estimate",
 ]

@@ -5,8 +5,10 @@ scikit-image's ``RansacModelProtocol``): a sample size, a batched generator of m
 samples, batched residuals, and a non-minimal refit. Hypotheses are generated and scored in
 batches (stacked SVDs, one ``einsum`` for all residuals), never per sample in Python.
 
-Scoring: RANSAC (inlier count), MSAC (truncated quadratic loss, Torr and Zisserman) and LMedS
-(median of squared residuals). USAC-style extras (Raguram et al., "USAC", PAMI 2013; Chum et
+Sampling: uniform (RANSAC) or progressive on a quality order (PROSAC, Chum and Matas, CVPR
+2005, with its maximality and non-randomness termination). Scoring: RANSAC (inlier count), MSAC
+(truncated quadratic loss, Torr and Zisserman) and LMedS (median of squared residuals).
+USAC-style extras (Raguram et al., "USAC", PAMI 2013; Chum et
 al., "Locally optimized RANSAC", 2003): preemptive verification on a random subset of points,
 local optimisation when the best model improves, a final iteratively re-weighted refit on all
 inliers, and a non-randomness test that rejects a "best" model whose support is what chance
@@ -23,7 +25,9 @@ import numpy as np
 __all__ = [
     "LMEDS",
     "MSAC",
+    "PROSAC",
     "RANSAC",
+    "UNIFORM",
     "RobustOptions",
     "RobustProblem",
     "RobustResult",
@@ -33,6 +37,8 @@ __all__ = [
 RANSAC = "ransac"
 MSAC = "msac"
 LMEDS = "lmeds"
+UNIFORM = "uniform"
+PROSAC = "prosac"
 
 
 class RobustProblem(Protocol):
@@ -56,9 +62,12 @@ class RobustProblem(Protocol):
     def refit(self, model: np.ndarray, inliers: np.ndarray, threshold: float) -> np.ndarray | None:
         """A non-minimal fit on the points ``inliers`` (bool mask), or None when degenerate."""
 
-    # Optional: ``chance_residuals(model, rng) -> (n,)`` residuals of the model on data whose
-    # pairing was shuffled; the non-randomness test uses it to estimate how often a point
-    # fits by chance. Without it, the median support of the hypotheses is used.
+    # Optional: ``chance_residuals(model, rng, draws) -> (about draws,)`` residuals of the
+    # model on wrongly paired data; the non-randomness tests use it to estimate how often a
+    # point fits by chance. Without it, the median support of the
+    # hypotheses is used.
+    # Optional: ``quality_order(rng) -> (n,)`` indices by decreasing quality, the PROSAC order
+    # when none is given.
 
 
 @dataclass
@@ -66,6 +75,8 @@ class RobustOptions:
     """Options of :func:`robust_estimate` (all validated by the caller)."""
 
     method: str = MSAC
+    #: ``UNIFORM`` (RANSAC's sampling) or ``PROSAC`` (progressive, on a quality order).
+    sampler: str = UNIFORM
     threshold: float = 1.0
     confidence: float = 0.999
     max_iterations: int = 10000
@@ -74,6 +85,9 @@ class RobustOptions:
     local_optimization: bool = True
     lo_iterations: int = 10
     lo_sample_factor: int = 4
+    #: Iterated least squares in LO: first thresholds from ``lo_anneal * threshold`` down.
+    lo_anneal: float = 4.0
+    lo_anneal_steps: int = 3
     final_refit: bool = True
     preemptive_subset: int = 256
     #: Significance of the non-randomness test of the final support (None: no test).
@@ -107,6 +121,83 @@ def _sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.
     return idx[:batch]
 
 
+def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.ndarray:
+    """One sample of ``s`` distinct indices out of ``range(p)`` for each pool size ``p``."""
+    out = np.empty((len(pools), s), np.intp)
+    small = pools <= 512
+    if np.any(small):
+        ps = pools[small]
+        keys = rng.random((len(ps), int(ps.max())))
+        keys[np.arange(keys.shape[1]) >= ps[:, None]] = 2.0
+        out[small] = np.argpartition(keys, s - 1, axis=1)[:, :s]
+    rows = np.flatnonzero(~small)
+    while len(rows):  # large pools: repeated indices are rare, redraw those rows
+        idx = (rng.random((len(rows), s)) * pools[rows, None]).astype(np.intp)
+        srt = np.sort(idx, axis=1)
+        ok = np.all(srt[:, 1:] != srt[:, :-1], axis=1)
+        out[rows[ok]] = idx[ok]
+        rows = rows[~ok]
+    return out
+
+
+class _Prosac:
+    """PROSAC's progressive sampling and termination (Chum and Matas, CVPR 2005).
+
+    Sample ``t`` is drawn from the ``n(t)`` points of best quality, ``n`` growing on the
+    schedule ``T'_n`` that makes the first ``T_N`` samples match, in expectation, the samples
+    of RANSAC that lie in the top ``n`` (so PROSAC falls back to RANSAC when the order is
+    uninformative). Termination: the smallest number of samples over the prefix sizes ``n``
+    whose support is non-random, for the confidence that no better model exists among the top
+    ``n`` (maximality); the pool then stops growing at the best ``n``.
+    """
+
+    def __init__(self, order: np.ndarray, s: int, confidence: float, t_total: float = 200000.0):
+        n = len(order)
+        self.order, self.s, self.n, self.confidence = np.asarray(order), s, n, confidence
+        self.sizes = np.arange(s, n + 1)
+        j = np.arange(s)
+        # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
+        log_t = np.log(t_total) + np.log((self.sizes[:, None] - j) / (n - j)).sum(axis=1)
+        steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
+        self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
+        self.pool = s
+        self.max_pool = n
+        self.drawn = 0
+
+    def draw(self, rng, batch: int) -> np.ndarray:
+        t = self.drawn + 1.0 + np.arange(batch)
+        pool = self.s + np.searchsorted(self.grow, t, side="right") - 1
+        pool = np.minimum(pool, max(self.max_pool, self.pool))
+        # At t = T'_n the sample holds the n-th point and s - 1 of the better ones.
+        newest = (self.grow[pool - self.s] == t) & (pool > self.s)
+        idx = _sample_pools(rng, pool - newest, self.s)
+        idx[newest, -1] = pool[newest] - 1
+        self.drawn += batch
+        self.pool = int(pool[-1])
+        return self.order[idx]
+
+    def needed(self, inliers: np.ndarray, chance: float) -> float:
+        """Samples needed for the support ``inliers`` (bool, all points); sets ``n*``."""
+        s, sizes = self.s, self.sizes
+        support = np.cumsum(inliers[self.order])[s - 1:].astype(float)  # I_n, n = s..N
+        # Non-randomness: I_n above the 95% quantile of chance support (normal approximation
+        # of the binomial, as in the paper), beta the probability that a point fits by chance.
+        extra = sizes - s
+        beta = min(max(chance, 1e-9), 1.0 - 1e-9)
+        minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
+        good = np.ones(len(sizes))
+        for j in range(s):  # probability that a sample from the top n is all inliers
+            good *= np.clip((support - j) / (sizes - j), 0.0, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(good >= 1.0, 0.0,
+                         np.log(1.0 - self.confidence) / np.log1p(-np.minimum(good, 1.0)))
+        k = np.where(support >= minimum, np.nan_to_num(k, nan=np.inf), np.inf)
+        i = int(np.argmin(k))
+        if np.isfinite(k[i]):
+            self.max_pool = int(sizes[i])
+        return float(k[i])
+
+
 def _loss(method: str, r: np.ndarray, thr: float) -> np.ndarray:
     """Per-model loss (lower is better) of residuals ``(M, n)``."""
     if method == RANSAC:
@@ -135,7 +226,16 @@ def _lmeds_inliers(r: np.ndarray, s: int) -> tuple[np.ndarray, float]:
     return r <= thr, thr
 
 
-def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> RobustResult:
+def _chance_ratio(problem, model, thr, rng, draws: int) -> float | None:
+    """How often a point fits ``model`` by chance: shuffled pairs within ``thr`` (smoothed)."""
+    if not hasattr(problem, "chance_residuals"):
+        return None
+    r = problem.chance_residuals(model, rng, draws)
+    return (float(np.sum(r < thr)) + 1.0) / (len(r) + 1.0)
+
+
+def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
+                    order: np.ndarray | None = None) -> RobustResult:
     """Run the robust loop on ``problem``.
 
     Parameters
@@ -143,6 +243,9 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
     problem : RobustProblem
     options : RobustOptions
     rng : numpy.random.Generator
+    order : (n,) int ndarray, optional
+        Point indices by decreasing quality for the ``PROSAC`` sampler (default: the problem's
+        ``quality_order``).
 
     Returns
     -------
@@ -155,17 +258,31 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
     if n < s:
         return RobustResult(None, np.zeros(n, bool), np.inf, 0, False,
                             f"{n} points, at least {s} are needed")
+    prosac = None
+    if opt.sampler == PROSAC:
+        if order is None:
+            if not hasattr(problem, "quality_order"):
+                raise ValueError("order is required by the PROSAC sampler for a problem "
+                                 "without quality_order")
+            order = problem.quality_order(rng)
+        prosac = _Prosac(order, s, opt.confidence)
+    elif opt.sampler != UNIFORM:
+        raise ValueError(f"sampler must be {UNIFORM!r} or {PROSAC!r}, got {opt.sampler!r}")
     sub = None
     if opt.method != LMEDS and opt.preemptive_subset and n > 2 * opt.preemptive_subset:
         sub = rng.choice(n, opt.preemptive_subset, replace=False)
     best_model, best_loss, best_inl = None, np.inf, None
+    best_polished = False
     best_sub_frac = 0.0
     chance_fracs: list[np.ndarray] = []
     it = 0
     needed = float(opt.max_iterations)
+    # PROSAC's first samples are the most likely to be all inliers: its batches start small.
+    batch = min(opt.batch_size, 16) if prosac is not None else opt.batch_size
     while it < min(needed, opt.max_iterations) or it < opt.min_iterations:
-        b = int(min(opt.batch_size, max(opt.max_iterations - it, 1)))
-        samples = _sample_indices(rng, n, s, b)
+        b = int(min(batch, max(opt.max_iterations - it, 1)))
+        batch = min(2 * batch, opt.batch_size)
+        samples = prosac.draw(rng, b) if prosac else _sample_indices(rng, n, s, b)
         it += b
         models, _ = problem.fit_samples(samples)
         if len(models) == 0:
@@ -194,14 +311,20 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
                 inl, _ = _lmeds_inliers(rk, s)
             else:
                 inl = rk < thr
+            polished = False
             if opt.local_optimization and opt.method != LMEDS and inl.sum() > s:
-                model, rk, _ = _local_optimization(problem, model, inl, opt, rng)
-                loss_k = _loss(opt.method, rk[None], thr)[0]
+                model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng)
                 inl = rk < thr
             else:
                 loss_k = loss[k]
-            best_model, best_loss, best_inl = model, loss_k, inl
-            needed = _required_iterations(inl.mean(), s, opt.confidence)
+            best_model, best_loss, best_inl, best_polished = model, loss_k, inl, polished
+            if prosac is not None:
+                chance = _chance_ratio(problem, model, thr, rng, 2000)
+                if chance is None:
+                    chance = float(np.median(np.concatenate(chance_fracs)))
+                needed = prosac.needed(inl, chance)
+            else:
+                needed = _required_iterations(inl.mean(), s, opt.confidence)
     if best_model is None:
         return RobustResult(None, np.zeros(n, bool), np.inf, it, False,
                             ("every sample was degenerate: the data do not determine a unique model (for "
@@ -212,8 +335,8 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
         inl, thr_eff = _lmeds_inliers(problem.residuals(model[None])[0], s)
     else:
         thr_eff = thr
-    if opt.final_refit and inl.sum() > s:
-        refined = _irls(problem, model, inl, thr_eff)
+    if opt.final_refit and not best_polished and inl.sum() > s:
+        refined, _ = _irls(problem, model, inl, thr_eff)
         if refined is not None:
             r_ref = problem.residuals(refined[None])[0]
             inl_ref = r_ref < thr_eff
@@ -221,12 +344,11 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng) -> Robu
                     MSAC, problem.residuals(model[None]), thr_eff)[0] * (1 + 1e-9):
                 model, inl = refined, inl_ref
     result = RobustResult(model, inl, float(best_loss), it, True)
+    if prosac is not None:
+        result.history["prosac_pool"] = prosac.pool
     if opt.randomness_alpha is not None and chance_fracs:
-        if hasattr(problem, "chance_residuals"):
-            hits = sum(int(np.sum(problem.chance_residuals(model, rng) < thr_eff))
-                       for _ in range(20))
-            p0 = (hits + 1.0) / (20 * n + 1.0)
-        else:
+        p0 = _chance_ratio(problem, model, thr_eff, rng, 20000)
+        if p0 is None:
             p0 = float(np.median(np.concatenate(chance_fracs)))
         # Bonferroni: the best of `it` hypotheses (each locally optimised) is being tested.
         needed_support = _support_needed(n, s, p0, opt.randomness_alpha / max(it, 1))
@@ -253,48 +375,71 @@ def _support_needed(n: int, s: int, p0: float, alpha: float) -> int:
     return int(s + np.ceil(extra) + 1)
 
 
-def _irls(problem, model, inliers, thr, iterations: int = 3):
-    """Re-fit on the inliers a few times, updating the inlier set in between."""
-    inl = inliers
+def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0,
+          anneal_steps: int = 0):
+    """Iterated least squares: re-fit on the inliers, update them, repeat.
+
+    With ``anneal > 1`` the first ``anneal_steps`` fits use thresholds decreasing geometrically
+    from ``anneal * thr`` towards ``thr`` (LO+'s iterated least squares, Lebeda, Matas and
+    Chum, BMVC 2012), so a poor starting model gathers its inliers in a few fits; then up to
+    ``iterations`` fits at ``thr`` until the inlier set stops changing.
+
+    Returns the last model (None when the first refit is degenerate) and whether the inlier
+    set stopped changing (a converged refit need not be repeated).
+    """
     current = model
+    if anneal > 1.0 and anneal_steps > 0:
+        r = problem.residuals(model[None])[0]
+        for i in range(anneal_steps):
+            t = thr * anneal ** (1.0 - i / anneal_steps)
+            new = problem.refit(current, r < t, t)
+            if new is None:
+                break
+            current = new
+            r = problem.residuals(current[None])[0]
+        inliers = r < thr
+    inl = inliers
     for _ in range(iterations):
         new = problem.refit(current, inl, thr)
         if new is None:
-            return None if current is model else current
+            return (None if current is model else current), False
         current = new
         inl_new = problem.residuals(current[None])[0] < thr
-        if inl_new.sum() <= problem.sample_size or np.array_equal(inl_new, inl):
-            break
+        if inl_new.sum() <= problem.sample_size:
+            return current, False
+        if np.array_equal(inl_new, inl):
+            return current, True
         inl = inl_new
-    return current
+    return current, False
 
 
-def _local_optimization(problem, model, inliers, opt: RobustOptions, rng):
-    """LO-RANSAC: refits on inliers plus inner non-minimal samples; returns the best."""
+def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
+    """LO-RANSAC (Chum et al. 2003; LO+, Lebeda et al. 2012): non-minimal samples of the
+    inliers, fitted in one batch, then iterated least squares with a decreasing threshold from
+    the best of them.
+
+    Returns the best model, its residuals, its MSAC loss and whether its refit converged.
+    """
     thr = opt.threshold
-    best = model
-    best_r = problem.residuals(model[None])[0]
+    best, best_r = model, residuals
     best_loss = _loss(MSAC, best_r[None], thr)[0]
-    candidates = []
-    ref = _irls(problem, model, inliers, thr)
-    if ref is not None:
-        candidates.append(ref)
-    idx = np.flatnonzero(inliers)
+    idx = np.flatnonzero(best_r < thr)
     m = min(len(idx) // 2, opt.lo_sample_factor * problem.sample_size)
-    if m > problem.sample_size:
-        for _ in range(opt.lo_iterations):
-            pick = np.zeros(problem.n_points, bool)
-            pick[rng.choice(idx, m, replace=False)] = True
-            fit = problem.refit(model, pick, thr)
-            if fit is not None:
-                r = problem.residuals(fit[None])[0]
-                ref = _irls(problem, fit, r < thr, thr)
-                candidates.append(fit if ref is None else ref)
-    if candidates:
-        C = np.stack(candidates)
-        R = problem.residuals(C)
-        L = _loss(MSAC, R, thr)
-        k = int(np.argmin(L))
-        if L[k] < best_loss:
-            best, best_r, best_loss = C[k], R[k], L[k]
-    return best, best_r, best_loss
+    if m > problem.sample_size and opt.lo_iterations > 0:
+        picks = idx[_sample_indices(rng, len(idx), m, opt.lo_iterations)]
+        fits, _ = problem.fit_samples(picks)
+        if len(fits):
+            R = problem.residuals(fits)
+            L = _loss(MSAC, R, thr)
+            k = int(np.argmin(L))
+            if L[k] < best_loss:
+                best, best_r, best_loss = fits[k], R[k], L[k]
+    # A converged refit rejected here would be rejected again by the final refit.
+    ref, converged = _irls(problem, best, best_r < thr, thr, anneal=opt.lo_anneal,
+                           anneal_steps=opt.lo_anneal_steps)
+    if ref is not None:
+        r = problem.residuals(ref[None])[0]
+        loss = _loss(MSAC, r[None], thr)[0]
+        if loss < best_loss:
+            best, best_r, best_loss = ref, r, loss
+    return best, best_r, best_loss, converged

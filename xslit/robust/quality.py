@@ -1,0 +1,74 @@
+r"""Quality orderings of data points for PROSAC, computed from the data alone.
+
+Correct correspondences of a rigid scene lie on a 3-dimensional variety of the 4-dimensional
+joint image space :math:`(x, y, x', y')` (the image of the scene under the two cameras, for any
+camera model), while gross outliers scatter over all four dimensions. Near a correct
+correspondence the joint space is therefore much denser than near a wrong one: the distance
+to the :math:`k`-th nearest neighbour in joint space ranks correspondences by how likely they
+are correct, with no descriptor scores. This is the idea behind neighbourhood-consensus match
+filters (GMS, Bian et al., CVPR 2017; LPM, Ma et al., IJCV 2019), used here only to order the
+points for PROSAC's progressive sampling (Chum and Matas, CVPR 2005), which falls back to
+uniform sampling when the ordering is uninformative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["density_order"]
+
+
+def density_order(data, rng, k: int = 4, n_candidates: int = 300,
+                  n_reference: int = 1000, grid: int = 3) -> np.ndarray:
+    r"""Indices of the rows of ``data`` by decreasing local density (PROSAC order).
+
+    The density is measured at ``n_candidates`` random rows as the distance to their ``k``-th
+    nearest neighbour among ``n_reference`` random rows (all rows when there are fewer); the
+    candidates come first, densest first, then the other rows in random order. The cost is a
+    k-d tree of ``n_reference`` rows and ``n_candidates`` queries, independent of ``N`` beyond
+    that.
+
+    Parameters
+    ----------
+    data : (N, d) ndarray
+        For correspondences, the joint coordinates ``[points1, points2]`` (N, 4) in pixels.
+    rng : numpy.random.Generator
+    k : int
+        Neighbour whose distance measures the density.
+    n_candidates, n_reference : int
+
+    Returns
+    -------
+    order : (N,) int ndarray
+        A permutation of ``range(N)``.
+    """
+    from scipy.spatial import cKDTree
+
+    data = np.asarray(data, dtype=float)
+    n = len(data)
+    if n <= k + 1:
+        return rng.permutation(n)
+    perm = rng.permutation(n)
+    cand = perm[:min(n_candidates, n)]
+    ref = data if n <= n_reference else data[perm[:n_reference]]
+    # k + 1: a candidate in the reference set finds itself at distance 0.
+    dist, _ = cKDTree(ref).query(data[cand], k=k + 1)
+    ranked = cand[np.argsort(dist[:, -1], kind="stable")]
+    # The densest points bunch where the data are densest, and a sample from a small region
+    # determines a model poorly. The denser half of the candidates (nearly all correct) goes
+    # first in round-robin over a grid of the first two coordinates, densest first per cell.
+    half = ranked[:len(ranked) // 2]
+    if len(half) >= 4 * grid * grid:
+        cells = np.zeros(len(half), np.intp)
+        for axis in (0, 1):
+            v = data[half, axis]
+            edges = np.quantile(v, np.linspace(0, 1, grid + 1)[1:-1])
+            cells = cells * grid + np.searchsorted(edges, v)
+        # rank within the cell (half is sorted by density, so the stable sort keeps it)
+        by_cell = np.argsort(cells, kind="stable")
+        starts = np.searchsorted(cells[by_cell], np.arange(grid * grid))
+        within = np.empty(len(half), np.intp)
+        within[by_cell] = np.arange(len(half)) - starts[cells[by_cell]]
+        half = half[np.lexsort((np.arange(len(half)), within))]
+        ranked = np.concatenate([half, ranked[len(half):]])
+    return np.concatenate([ranked, perm[len(cand):]])
