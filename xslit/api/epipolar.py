@@ -18,6 +18,16 @@ __all__ = [
     "FM_LINEAR",
     "FM_LMEDS",
     "FM_RANSAC",
+    "LOCAL_OPTIM_INNER_LO",
+    "LOCAL_OPTIM_NULL",
+    "LSQ_POLISHER",
+    "NONE_POLISHER",
+    "SAMPLING_JOINT_DENSITY",
+    "SAMPLING_PROSAC",
+    "SAMPLING_UNIFORM",
+    "SCORE_METHOD_LMEDS",
+    "SCORE_METHOD_MSAC",
+    "SCORE_METHOD_RANSAC",
     "USAC_ACCURATE",
     "USAC_DEFAULT",
     "UsacParams",
@@ -33,12 +43,21 @@ FM_LINEAR = 1
 FM_RANSAC = 8
 #: Least median of squares (no threshold needed). Like cv2.FM_LMEDS.
 FM_LMEDS = 4
-#: The default: MSAC score, preemptive verification, local optimisation, final refit.
+#: The default: PROSAC sampling on the density of the matches in the joint image space
+#: (:func:`xslit.robust.density_order`), MSAC score, preemptive verification, local
+#: optimisation (LO+), final refit.
 USAC_DEFAULT = 32
-#: USAC_DEFAULT with more local optimisation and a 0.999 confidence floor.
+#: Uniform sampling (no assumption on the order), more local optimisation and a 0.999
+#: confidence floor: slower, for data whose wrong matches are not scattered (repeated
+#: structures can make consistent clusters of wrong matches).
 USAC_ACCURATE = 36
 
+#: Samplers of :class:`UsacParams` (cv2's numbers). ``SAMPLING_PROSAC`` takes the points in the
+#: order given, best first (e.g. by descriptor distance), as in cv2.
 SAMPLING_UNIFORM = 0
+SAMPLING_PROSAC = 3
+#: xslit's own: PROSAC on the density of the matches in the joint image space.
+SAMPLING_JOINT_DENSITY = 101
 SCORE_METHOD_RANSAC = 0
 SCORE_METHOD_MSAC = 1
 SCORE_METHOD_LMEDS = 3
@@ -81,8 +100,9 @@ class UsacParams:
         if score is None:
             raise ValueError("params.score must be SCORE_METHOD_RANSAC, SCORE_METHOD_MSAC or "
                              f"SCORE_METHOD_LMEDS, got {self.score!r}")
-        if self.sampler != SAMPLING_UNIFORM:
-            raise ValueError(f"params.sampler must be SAMPLING_UNIFORM, got {self.sampler!r}")
+        if self.sampler not in (SAMPLING_UNIFORM, SAMPLING_PROSAC, SAMPLING_JOINT_DENSITY):
+            raise ValueError("params.sampler must be SAMPLING_UNIFORM, SAMPLING_PROSAC or "
+                             f"SAMPLING_JOINT_DENSITY, got {self.sampler!r}")
         if self.loMethod not in (LOCAL_OPTIM_NULL, LOCAL_OPTIM_INNER_LO):
             raise ValueError("params.loMethod must be LOCAL_OPTIM_NULL or LOCAL_OPTIM_INNER_LO, "
                              f"got {self.loMethod!r}")
@@ -93,6 +113,7 @@ class UsacParams:
         _check_iters("params.loSampleSize", self.loSampleSize, minimum=MIN_LINEAR_POINTS + 1)
         return RobustOptions(
             method=score, threshold=float(self.threshold), confidence=float(self.confidence),
+            sampler=UNIFORM if self.sampler == SAMPLING_UNIFORM else PROSAC,
             max_iterations=int(self.maxIterations),
             local_optimization=self.loMethod == LOCAL_OPTIM_INNER_LO,
             lo_iterations=int(self.loIterations),
@@ -181,10 +202,13 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
     if len(p1) < MIN_LINEAR_POINTS:
         raise ValueError(f"points1 must have shape (N, 2) with N >= {MIN_LINEAR_POINTS}, got "
                          f"{p1.shape}")
+    order = None
     if isinstance(method, UsacParams):
         options = method.to_options()
         rng = check_rng(method.randomGeneratorState)
         linear = False
+        if method.sampler == SAMPLING_PROSAC:
+            order = np.arange(len(p1))
     else:
         rng = check_rng(rng)
         if method not in (FM_LINEAR, FM_RANSAC, FM_LMEDS, USAC_DEFAULT, USAC_ACCURATE):
@@ -197,7 +221,7 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
         _check_iters("maxIters", maxIters)
         options = RobustOptions(
             method={FM_RANSAC: RANSAC, FM_LMEDS: LMEDS}.get(method, MSAC),
-            sampler=PROSAC if method in (USAC_DEFAULT, USAC_ACCURATE) else UNIFORM,
+            sampler=PROSAC if method == USAC_DEFAULT else UNIFORM,
             threshold=float(ransacReprojThreshold) if method != FM_LMEDS else 1.0,
             confidence=max(confidence, 0.999) if method == USAC_ACCURATE else float(confidence),
             max_iterations=int(maxIters),
@@ -205,7 +229,7 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
             lo_iterations=20 if method == USAC_ACCURATE else 10,
             preemptive_subset=256 if method in (USAC_DEFAULT, USAC_ACCURATE) else 0,
         )
-    est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear)
+    est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear, order=order)
     mask = est.inliers.astype(np.uint8)[:, None]
     if not est.success:
         log.warning("findEpipolarTensor failed: %s", est.reason)

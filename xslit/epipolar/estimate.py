@@ -7,8 +7,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..robust import RobustOptions, density_order, robust_estimate
-from .linear import MIN_LINEAR_POINTS, _fit_minimal_batch, solve_linear, solve_linear_batch
-from .tensor import sampson_distance_op, sampson_distance_pairs, sampson_operator
+from .linear import (
+    MIN_LINEAR_POINTS,
+    _denormalize_kron,
+    _conditioning,
+    _design,
+    _eigen_tall,
+    _minimal_null_vectors,
+    _normalized,
+    _null_vector_tall,
+    solve_linear,
+)
+from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 
@@ -17,7 +27,12 @@ CONDITIONING_TOL = 1e-6
 
 
 class EpipolarProblem:
-    """:class:`xslit.robust.RobustProblem` for the epipolar tensor (15-point linear samples)."""
+    """:class:`xslit.robust.RobustProblem` for the epipolar tensor (15-point linear samples).
+
+    The design matrix of all correspondences is built once, on pixels normalised per axis over
+    all of them (every sample and refit takes its rows); residuals come from
+    :class:`~xslit.epipolar.tensor.SampsonRows`.
+    """
 
     sample_size = MIN_LINEAR_POINTS
 
@@ -25,25 +40,30 @@ class EpipolarProblem:
         self.points1 = points1
         self.points2 = points2
         self.n_points = len(points1)
-        self._G = sampson_operator(points1, points2)
+        Ts, normed = _normalized(points1, points2)
+        self._D = _design(*normed)
+        self._K = kron_modes(*Ts)
+        self._rows = SampsonRows(points1, points2)
         self._subset = None
-        self._G_subset = None
+        self._rows_subset = None
+        #: ``(model, s_15 / s_1)`` of the last refit.
+        self.last_refit = (None, np.nan)
 
     def fit_samples(self, samples):
+        D = self._D[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
-            F, ok = _fit_minimal_batch(self.points1[samples], self.points2[samples],
-                                       CONDITIONING_TOL)
+            f, ok = _minimal_null_vectors(D, CONDITIONING_TOL)
         else:
-            F, cond = solve_linear_batch(self.points1[samples], self.points2[samples])
+            f, cond = _null_vector_tall(D)
             ok = cond > CONDITIONING_TOL
-        return F[ok], np.flatnonzero(ok)
+        return _denormalize_kron(f[ok], self._K), np.flatnonzero(ok)
 
     def residuals(self, models, subset=None):
         if subset is None:
-            return sampson_distance_op(self._G, models)
+            return self._rows.distances(models)
         if self._subset is not subset:
-            self._subset, self._G_subset = subset, self._G[:, subset]
-        return sampson_distance_op(self._G_subset, models)
+            self._subset, self._rows_subset = subset, self._rows.subset(subset)
+        return self._rows_subset.distances(models)
 
     def chance_residuals(self, model, rng, draws):
         """Residuals of about ``draws`` wrong pairs: every pairing of ``m`` random points of
@@ -58,18 +78,46 @@ class EpipolarProblem:
         return density_order(np.hstack([self.points1, self.points2]), rng)
 
     def refit(self, model, inliers, threshold):
-        """Sampson-weighted linear least squares: rows scaled by ``1 / |grad e|``."""
-        p1, p2 = self.points1[inliers], self.points2[inliers]
-        if len(p1) < self.sample_size:
+        """Sampson-weighted linear least squares (rows scaled by ``1 / |grad e|``), without
+        the rows that only fit because they pull the fit.
+
+        The linear tensor has two degrees of freedom more than the variety of epipolar tensors,
+        and in weakly observed directions a least-squares fit can bend to absorb a gross
+        outlier, which then looks like an inlier (and costs real inliers elsewhere). Such a
+        row has a large leverage ``h`` (first-order perturbation of the least eigenvector when
+        the row is deleted: ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``); its deleted
+        residual ``d_i / (1 - h_i)`` exceeds twice the threshold, and it is left out of a
+        second fit. Inliers have ``h`` about ``15 / n`` and are never left out.
+        """
+        idx = np.flatnonzero(inliers)
+        if len(idx) < self.sample_size:
             return None
-        # Gradient of the residual from the cached operator: one product over all points.
-        g = np.asarray(model, dtype=float).reshape(16) @ self._G[1:].transpose(0, 2, 1)
-        gn = np.sqrt(np.einsum("kn,kn->n", g, g)[inliers])
+        rows = self._rows.subset(idx)
+        _, g = rows.residual_and_gradient(model)
+        gn = np.sqrt(np.einsum("kn,kn->n", g[:, 0], g[:, 0]))
         w = 1.0 / np.maximum(gn, 1e-12 * gn.max())
-        F, cond = solve_linear(p1, p2, weights=w)
+        D = self._D[idx] * w[:, None]
+        V, ev = _eigen_tall(D)
+        F = _denormalize_kron(V[:, 0], self._K)
+        P = D @ V[:, 1:]
+        gap = ev[1:] - ev[0]
+        if gap[0] > 0:
+            h = np.einsum("nk,nk->n", P, P / gap)
+            d = rows.distances(F)[0]
+            pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
+            if np.any(pulled) and len(idx) - np.count_nonzero(pulled) >= self.sample_size:
+                D = D[~pulled]
+                V, ev = _eigen_tall(D)
+                F = _denormalize_kron(V[:, 0], self._K)
+        cond = _conditioning(ev)
         if cond < CONDITIONING_TOL:
             return None
+        self.last_refit = (F, cond)
         return F
+
+    def conditioning(self, inliers) -> float:
+        """``s_15 / s_1`` of the normalised design matrix of the correspondences ``inliers``."""
+        return _null_vector_tall(self._D[inliers])[1]
 
 
 @dataclass
@@ -126,13 +174,16 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rn
         inliers = np.ones(n, bool)
         it = 1
     else:
-        res = robust_estimate(EpipolarProblem(points1, points2), options, rng, order)
+        problem = EpipolarProblem(points1, points2)
+        res = robust_estimate(problem, options, rng, order)
         if res.model is None:
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
         if not res.success:
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
         F, inliers, it = res.model, res.inliers, res.iterations
-        _, cond = solve_linear(points1[inliers], points2[inliers])
+        fitted, cond = problem.last_refit
+        if fitted is not F:  # the model does not come from a refit on its inliers
+            cond = problem.conditioning(inliers)
     if cond < CONDITIONING_TOL:
         return EpipolarEstimate(None, none, False, (
             "the correspondences do not determine F (the linear system has more than one "

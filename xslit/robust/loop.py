@@ -140,6 +140,14 @@ def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.nda
     return out
 
 
+def _log_binom(n, k):
+    """``log C(n, k)`` for arrays ``n >= k``."""
+    from scipy.special import gammaln
+
+    return gammaln(np.asarray(n, dtype=float) + 1) - gammaln(np.asarray(n, dtype=float) - k + 1) \
+        - gammaln(k + 1.0)
+
+
 class _Prosac:
     """PROSAC's progressive sampling and termination (Chum and Matas, CVPR 2005).
 
@@ -148,16 +156,20 @@ class _Prosac:
     of RANSAC that lie in the top ``n`` (so PROSAC falls back to RANSAC when the order is
     uninformative). Termination: the smallest number of samples over the prefix sizes ``n``
     whose support is non-random, for the confidence that no better model exists among the top
-    ``n`` (maximality); the pool then stops growing at the best ``n``.
+    ``n`` (maximality); the pool then stops growing at the best ``n``. Prefixes shorter than
+    ``min_length`` are not considered (the paper's minimum is the sample size): a locally
+    optimised model that explains the few best points but misses many inliers elsewhere must
+    not end the search.
     """
 
-    def __init__(self, order: np.ndarray, s: int, confidence: float, t_total: float = 200000.0):
+    def __init__(self, order: np.ndarray, s: int, confidence: float, t_total: float = 200000.0,
+                 min_length: int = 100):
         n = len(order)
         self.order, self.s, self.n, self.confidence = np.asarray(order), s, n, confidence
         self.sizes = np.arange(s, n + 1)
-        j = np.arange(s)
+        self.min_length = min(max(min_length, s), n)
         # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
-        log_t = np.log(t_total) + np.log((self.sizes[:, None] - j) / (n - j)).sum(axis=1)
+        log_t = np.log(t_total) + _log_binom(self.sizes, s) - _log_binom(n, s)
         steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
         self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
         self.pool = s
@@ -185,13 +197,16 @@ class _Prosac:
         extra = sizes - s
         beta = min(max(chance, 1e-9), 1.0 - 1e-9)
         minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
-        good = np.ones(len(sizes))
-        for j in range(s):  # probability that a sample from the top n is all inliers
-            good *= np.clip((support - j) / (sizes - j), 0.0, 1.0)
+        # Probability that a sample from the top n is all inliers: C(I_n, s) / C(n, s).
+        good = np.where(support >= s, np.exp(_log_binom(np.maximum(support, s), s)
+                                             - _log_binom(sizes, s)), 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             k = np.where(good >= 1.0, 0.0,
                          np.log(1.0 - self.confidence) / np.log1p(-np.minimum(good, 1.0)))
-        k = np.where(support >= minimum, np.nan_to_num(k, nan=np.inf), np.inf)
+        # Termination lengths below min_length are not considered: a model that explains the
+        # few best points but is wrong elsewhere would stop the search at once.
+        k = np.where((support >= minimum) & (sizes >= self.min_length),
+                     np.nan_to_num(k, nan=np.inf), np.inf)
         i = int(np.argmin(k))
         if np.isfinite(k[i]):
             self.max_pool = int(sizes[i])
@@ -304,19 +319,26 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
             chance_fracs.append((r < thr).mean(axis=1))
         loss = _loss(opt.method, r, thr)
         k = int(np.argmin(loss))
-        if loss[k] < best_loss:
+        rk = r[k]
+        lo = opt.local_optimization and opt.method != LMEDS
+        # A model from a noisy all-inlier sample can score below a locally optimised one and
+        # still lead to the better optimum: with PROSAC's short runs, the best model of each
+        # batch is optimised when it has half the support of the best so far.
+        if loss[k] < best_loss or (lo and prosac is not None and best_inl is not None
+                                   and np.count_nonzero(rk < thr) >= 0.5 * best_inl.sum()):
             model = models[k]
-            rk = r[k]
             if opt.method == LMEDS:
                 inl, _ = _lmeds_inliers(rk, s)
             else:
                 inl = rk < thr
             polished = False
-            if opt.local_optimization and opt.method != LMEDS and inl.sum() > s:
+            if lo and inl.sum() > s:
                 model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng)
                 inl = rk < thr
             else:
                 loss_k = loss[k]
+            if loss_k >= best_loss:
+                continue
             best_model, best_loss, best_inl, best_polished = model, loss_k, inl, polished
             if prosac is not None:
                 chance = _chance_ratio(problem, model, thr, rng, 2000)
