@@ -87,7 +87,9 @@ class RobustOptions:
     lo_sample_factor: int = 4
     #: Iterated least squares in LO: first thresholds from ``lo_anneal * threshold`` down.
     lo_anneal: float = 4.0
-    lo_anneal_steps: int = 3
+    lo_anneal_steps: int = 2
+    #: Rounds of local optimisation from its own result, while it improves.
+    lo_rounds: int = 2
     final_refit: bool = True
     preemptive_subset: int = 256
     #: Significance of the non-randomness test of the final support (None: no test).
@@ -334,6 +336,14 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
             polished = False
             if lo and inl.sum() > s:
                 model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng)
+                for _ in range(opt.lo_rounds - 1):
+                    # Again from the result while it improves (a restart of the annealing
+                    # reaches inliers that the first round's model was too far from).
+                    m2, r2, l2, p2 = _local_optimization(problem, model, rk, opt, rng,
+                                                         again=True)
+                    if not l2 < loss_k * (1 - 1e-6):
+                        break
+                    model, rk, loss_k, polished = m2, r2, l2, p2
                 inl = rk < thr
             else:
                 loss_k = loss[k]
@@ -435,10 +445,11 @@ def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0
     return current, False
 
 
-def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
+def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, again=False):
     """LO-RANSAC (Chum et al. 2003; LO+, Lebeda et al. 2012): non-minimal samples of the
     inliers, fitted in one batch, then iterated least squares with a decreasing threshold from
-    the best of them.
+    the best of them. With ``again`` (a repeated round from a locally optimised model), the
+    least squares run only when a sample beats the model.
 
     Returns the best model, its residuals, its MSAC loss and whether its refit converged.
     """
@@ -447,6 +458,7 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
     best_loss = _loss(MSAC, best_r[None], thr)[0]
     idx = np.flatnonzero(best_r < thr)
     m = min(len(idx) // 2, opt.lo_sample_factor * problem.sample_size)
+    improved = False
     if m > problem.sample_size and opt.lo_iterations > 0:
         picks = idx[_sample_indices(rng, len(idx), m, opt.lo_iterations)]
         fits, _ = problem.fit_samples(picks)
@@ -455,7 +467,9 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
             L = _loss(MSAC, R, thr)
             k = int(np.argmin(L))
             if L[k] < best_loss:
-                best, best_r, best_loss = fits[k], R[k], L[k]
+                best, best_r, best_loss, improved = fits[k], R[k], L[k], True
+    if again and not improved:  # a repeated round whose samples found nothing better
+        return best, best_r, best_loss, True
     # A converged refit rejected here would be rejected again by the final refit.
     ref, converged = _irls(problem, best, best_r < thr, thr, anneal=opt.lo_anneal,
                            anneal_steps=opt.lo_anneal_steps)

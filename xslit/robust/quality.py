@@ -18,7 +18,7 @@ import numpy as np
 __all__ = ["density_order"]
 
 
-def density_order(data, rng, k: int = 4, n_candidates: int = 300,
+def density_order(data, rng, k: int = 3, n_candidates: int = 300,
                   n_reference: int = 1000, grid: int = 3) -> np.ndarray:
     r"""Indices of the rows of ``data`` by decreasing local density (PROSAC order).
 
@@ -52,23 +52,24 @@ def density_order(data, rng, k: int = 4, n_candidates: int = 300,
     cand = perm[:min(n_candidates, n)]
     ref = data if n <= n_reference else data[perm[:n_reference]]
     # k + 1: a candidate in the reference set finds itself at distance 0.
-    dist, _ = cKDTree(ref).query(data[cand], k=k + 1)
+    dist, _ = cKDTree(ref).query(data[cand], k=k + 1, eps=0.5)  # within 1.5x: enough to rank
     ranked = cand[np.argsort(dist[:, -1], kind="stable")]
     # The densest points bunch where the data are densest, and a sample from a small region
     # determines a model poorly. The denser half of the candidates (nearly all correct) goes
     # first in round-robin over a grid of the first two coordinates, densest first per cell.
-    half = ranked[:len(ranked) // 2]
-    if len(half) >= 4 * grid * grid:
-        cells = np.zeros(len(half), np.intp)
-        for axis in (0, 1):
-            v = data[half, axis]
-            edges = np.quantile(v, np.linspace(0, 1, grid + 1)[1:-1])
-            cells = cells * grid + np.searchsorted(edges, v)
-        # rank within the cell (half is sorted by density, so the stable sort keeps it)
+    h = len(ranked) // 2
+    if h >= 4 * grid * grid:
+        half = ranked[:h]
+        cells = np.zeros(h, np.intp)
+        for axis in (0, 1):  # equal-count bins of each coordinate, from the ranks
+            rank = np.empty(h, np.intp)
+            rank[np.argsort(data[half, axis])] = np.arange(h)
+            cells = cells * grid + rank * grid // h
+        # Position of each point in its cell (half is densest first, the sort is stable),
+        # then all cells' first points, all cells' second points, ...
         by_cell = np.argsort(cells, kind="stable")
         starts = np.searchsorted(cells[by_cell], np.arange(grid * grid))
-        within = np.empty(len(half), np.intp)
-        within[by_cell] = np.arange(len(half)) - starts[cells[by_cell]]
-        half = half[np.lexsort((np.arange(len(half)), within))]
-        ranked = np.concatenate([half, ranked[len(half):]])
+        within = np.empty(h, np.intp)
+        within[by_cell] = np.arange(h) - starts[cells[by_cell]]
+        ranked[:h] = half[np.argsort(within * grid * grid + cells, kind="stable")]
     return np.concatenate([ranked, perm[len(cand):]])
