@@ -53,8 +53,9 @@ class EpipolarProblem:
         D = self._D[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
             f, ok = _minimal_null_vectors(D, CONDITIONING_TOL)
-        else:
-            f, cond = _null_vector_tall(D)
+        else:  # local optimisation's inner samples: one Gram pass (the refits are exact)
+            w, V = np.linalg.eigh(np.swapaxes(D, -1, -2) @ D)
+            f, cond = V[..., :, 0], _conditioning(np.maximum(w, 0.0))
             ok = cond > CONDITIONING_TOL
         return _denormalize_kron(f[ok], self._K), np.flatnonzero(ok)
 

@@ -109,7 +109,7 @@ class RobustResult:
 
 def _sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
     """``batch`` samples of ``s`` distinct indices out of ``n``, vectorised."""
-    if n <= 4 * s or n <= 512:
+    if n <= 4 * s or n <= 512 or s * s > n:  # (rejection would mostly redraw: birthday bound)
         keys = rng.random((batch, n))
         return np.argpartition(keys, s - 1, axis=1)[:, :s]
     idx = rng.integers(0, n, size=(2 * batch, s))
@@ -290,6 +290,7 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
         sub = rng.choice(n, opt.preemptive_subset, replace=False)
     best_model, best_loss, best_inl = None, np.inf, None
     best_polished = False
+    best_chance = (None, None)  # (model, chance inlier ratio) measured for PROSAC
     best_sub_frac = 0.0
     chance_fracs: list[np.ndarray] = []
     it = 0
@@ -351,9 +352,10 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
                 continue
             best_model, best_loss, best_inl, best_polished = model, loss_k, inl, polished
             if prosac is not None:
-                chance = _chance_ratio(problem, model, thr, rng, 2000)
+                chance = _chance_ratio(problem, model, thr, rng, 5000)
                 if chance is None:
                     chance = float(np.median(np.concatenate(chance_fracs)))
+                best_chance = (model, chance)
                 needed = prosac.needed(inl, chance)
             else:
                 needed = _required_iterations(inl.mean(), s, opt.confidence)
@@ -379,7 +381,8 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     if prosac is not None:
         result.history["prosac_pool"] = prosac.pool
     if opt.randomness_alpha is not None and chance_fracs:
-        p0 = _chance_ratio(problem, model, thr_eff, rng, 20000)
+        p0 = best_chance[1] if best_chance[0] is model and thr_eff == thr else \
+            _chance_ratio(problem, model, thr_eff, rng, 20000)
         if p0 is None:
             p0 = float(np.median(np.concatenate(chance_fracs)))
         # Bonferroni: the best of `it` hypotheses (each locally optimised) is being tested.
