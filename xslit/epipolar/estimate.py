@@ -9,8 +9,8 @@ import numpy as np
 from ..robust import RobustOptions, density_order, robust_estimate
 from .linear import (
     MIN_LINEAR_POINTS,
-    _denormalize_kron,
     _conditioning,
+    _denormalize_kron,
     _design,
     _eigen_tall,
     _minimal_null_vectors,
@@ -54,8 +54,7 @@ class EpipolarProblem:
         if samples.shape[1] == MIN_LINEAR_POINTS:
             f, ok = _minimal_null_vectors(D, CONDITIONING_TOL)
         else:  # local optimisation's inner samples: one Gram pass (the refits are exact)
-            w, V = np.linalg.eigh(np.swapaxes(D, -1, -2) @ D)
-            f, cond = V[..., :, 0], _conditioning(np.maximum(w, 0.0))
+            f, cond = _null_vector_tall(D, refine=False)
             ok = cond > CONDITIONING_TOL
         return _denormalize_kron(f[ok], self._K), np.flatnonzero(ok)
 

@@ -24,15 +24,15 @@ import numpy as np
 
 __all__ = [
     "INDEX",
+    "SampsonRows",
     "contract_modes",
     "design_matrix",
     "epipolar_tensor",
     "evaluate_tensor",
     "kron_modes",
     "sampson_distance",
-    "sampson_distance_pairs",
-    "SampsonRows",
     "sampson_distance_op",
+    "sampson_distance_pairs",
     "sampson_operator",
     "tensor_gradient",
 ]
@@ -113,25 +113,10 @@ def tensor_gradient(F, points1, points2):
     e : (..., N) ndarray
     grad : (..., N, 4) ndarray
     """
-    points1 = np.asarray(points1, dtype=float)
-    points2 = np.asarray(points2, dtype=float)
     F = np.asarray(F, dtype=float)
-    M = F.reshape(*F.shape[:-4], 4, 4)  # rows (i, j), columns (k, l)
-    x, y = points1[:, 0], points1[:, 1]
-    xp, yp = points2[:, 0], points2[:, 1]
-    one, zero = np.ones_like(x), np.zeros_like(x)
-    # kron([x, 1], [y, 1]) = [xy, x, y, 1] and its derivatives in x and y (the derivative of
-    # [x, 1] is [1, 0]); the same for the second image. e = AB^T M CD: two BLAS products.
-    AB = np.stack([x * y, x, y, one], -1)
-    CD = np.stack([xp * yp, xp, yp, one], -1)
-    AM = AB @ M  # (..., N, 4)
-    MC = CD @ np.swapaxes(M, -1, -2)  # (..., N, 4)
-    e = np.sum(AM * CD, axis=-1)
-    grad = np.stack([np.sum(MC * np.stack([y, one, zero, zero], -1), axis=-1),
-                     np.sum(MC * np.stack([x, zero, one, zero], -1), axis=-1),
-                     np.sum(AM * np.stack([yp, one, zero, zero], -1), axis=-1),
-                     np.sum(AM * np.stack([xp, zero, one, zero], -1), axis=-1)], axis=-1)
-    return e, grad
+    lead, n = F.shape[:-4], len(points1)
+    e, grad = SampsonRows(points1, points2).residual_and_gradient(F.reshape(-1, 16))
+    return e.reshape(*lead, n), np.moveaxis(grad, 0, -1).reshape(*lead, n, 4)
 
 
 def sampson_distance(F, points1, points2) -> np.ndarray:
@@ -155,11 +140,9 @@ def sampson_distance(F, points1, points2) -> np.ndarray:
     d : (N,) or (B, N) ndarray
         ``inf`` where the gradient vanishes but the residual does not.
     """
-    e, g = tensor_gradient(F, points1, points2)
-    gn = np.sqrt(np.sum(g * g, axis=-1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.abs(e) / gn
-    return np.where(np.isnan(dist), 0.0, dist)
+    F = np.asarray(F, dtype=float)
+    d = SampsonRows(points1, points2).distances(F.reshape(-1, 16))
+    return d.reshape(*F.shape[:-4], len(points1))
 
 
 def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
@@ -181,21 +164,10 @@ def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
     d : (N1, N2) ndarray
     """
     M = np.asarray(F, dtype=float).reshape(4, 4)
-
-    def rows(p):
-        x, y = p[:, 0], p[:, 1]
-        one, zero = np.ones_like(x), np.zeros_like(x)
-        return (np.stack([x * y, x, y, one], -1), np.stack([y, one, zero, zero], -1),
-                np.stack([x, zero, one, zero], -1))
-
-    a, ax, ay = rows(np.asarray(points1, dtype=float))
-    c, cx, cy = rows(np.asarray(points2, dtype=float))
-    aM, cM = a @ M, c @ M.T
-    e = aM @ c.T
-    gn2 = (ax @ cM.T) ** 2 + (ay @ cM.T) ** 2 + (aM @ cx.T) ** 2 + (aM @ cy.T) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.abs(e) / np.sqrt(gn2)
-    return np.where(np.isnan(dist), 0.0, dist)
+    x, y, a = _lifted_rows(points1)
+    xp, yp, c = _lifted_rows(points2)
+    aM, Mc = (M.T @ a)[:, :, None], (M @ c)[:, None, :]  # (4, N1, 1), (4, 1, N2)
+    return _sampson_kernel(a.T @ M @ c, aM, Mc, x[:, None], y[:, None], xp, yp)
 
 
 def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
@@ -252,6 +224,14 @@ def sampson_operator(points1, points2) -> np.ndarray:
     return (left[..., :, None] * right[..., None, :]).reshape(5, n, 16)
 
 
+def _lifted_rows(points):
+    """Coordinates ``x, y`` (copies) of ``points`` (N, 2) and the rows
+    ``kron([x, 1], [y, 1]) = [xy, x, y, 1]`` as ``(4, N)``."""
+    p = np.asarray(points, dtype=float)
+    x, y = p[:, 0].copy(), p[:, 1].copy()
+    return x, y, np.stack([x * y, x, y, np.ones_like(x)])
+
+
 class SampsonRows:
     r"""Sampson distances of many tensors on fixed correspondences, without a design matrix.
 
@@ -268,13 +248,8 @@ class SampsonRows:
     """
 
     def __init__(self, points1, points2):
-        p1 = np.asarray(points1, dtype=float)
-        p2 = np.asarray(points2, dtype=float)
-        self.x, self.y = p1[:, 0].copy(), p1[:, 1].copy()
-        self.xp, self.yp = p2[:, 0].copy(), p2[:, 1].copy()
-        one = np.ones(len(p1))
-        self.a = np.stack([self.x * self.y, self.x, self.y, one])
-        self.c = np.stack([self.xp * self.yp, self.xp, self.yp, one])
+        self.x, self.y, self.a = _lifted_rows(points1)
+        self.xp, self.yp, self.c = _lifted_rows(points2)
 
     def subset(self, rows) -> SampsonRows:
         """The evaluator of the correspondences ``rows`` (indices or a boolean mask)."""
@@ -300,18 +275,23 @@ class SampsonRows:
     def distances(self, F, signed: bool = False) -> np.ndarray:
         """:func:`sampson_distance` of ``F`` ``(M, ...)``: ``(M, N)``, signed on request."""
         e, aM, Mc = self._products(F)
-        g = Mc[:, 0] * self.y
-        g += Mc[:, 1]
-        gn2 = g * g
-        for (P, v, k) in ((Mc, self.x, 2), (aM, self.yp, 1), (aM, self.xp, 2)):
-            g = P[:, 0] * v
-            g += P[:, k]
-            g *= g
-            gn2 += g
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dist = (e if signed else np.abs(e)) / np.sqrt(gn2)
-        dist[np.isnan(dist)] = 0.0
-        return dist
+        return _sampson_kernel(e, np.swapaxes(aM, 0, 1), np.swapaxes(Mc, 0, 1), self.x, self.y,
+                               self.xp, self.yp, signed)
+
+
+def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False):
+    """``e / |grad e|`` from ``e``, the components ``aM[k]`` of ``a^T M`` and ``Mc[k]`` of
+    ``M c`` and the coordinates (all broadcast together; 0 where ``e`` and the gradient
+    vanish): the derivatives are ``(Mc)_0 y + (Mc)_1``, ``(Mc)_0 x + (Mc)_2`` and the same from
+    ``a^T M`` with ``y', x'``."""
+    gn2 = (Mc[0] * y + Mc[1]) ** 2
+    gn2 += (Mc[0] * x + Mc[2]) ** 2
+    gn2 += (aM[0] * yp + aM[1]) ** 2
+    gn2 += (aM[0] * xp + aM[2]) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = (e if signed else np.abs(e)) / np.sqrt(gn2)
+    dist[np.isnan(dist)] = 0.0
+    return dist
 
 
 def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:

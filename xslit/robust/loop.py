@@ -88,7 +88,7 @@ class RobustOptions:
     #: Iterated least squares in LO: first thresholds from ``lo_anneal * threshold`` down.
     lo_anneal: float = 4.0
     lo_anneal_steps: int = 2
-    #: Rounds of local optimisation from its own result, while it improves.
+    #: Rounds of local optimisation, each from the result of the last, while it improves.
     lo_rounds: int = 2
     final_refit: bool = True
     preemptive_subset: int = 256
@@ -109,31 +109,25 @@ class RobustResult:
 
 def _sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
     """``batch`` samples of ``s`` distinct indices out of ``n``, vectorised."""
-    if n <= 4 * s or n <= 512 or s * s > n:  # (rejection would mostly redraw: birthday bound)
-        keys = rng.random((batch, n))
-        return np.argpartition(keys, s - 1, axis=1)[:, :s]
-    idx = rng.integers(0, n, size=(2 * batch, s))
-    srt = np.sort(idx, axis=1)
-    ok = np.all(srt[:, 1:] != srt[:, :-1], axis=1)
-    idx = idx[ok]
-    while len(idx) < batch:  # rare: too many samples had repeated indices
-        more = rng.integers(0, n, size=(batch, s))
-        srt = np.sort(more, axis=1)
-        idx = np.vstack([idx, more[np.all(srt[:, 1:] != srt[:, :-1], axis=1)]])
-    return idx[:batch]
+    return _sample_pools(rng, np.full(batch, n), s)
 
 
 def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.ndarray:
-    """One sample of ``s`` distinct indices out of ``range(p)`` for each pool size ``p``."""
+    """One sample of ``s`` distinct indices out of ``range(p)`` for each pool size ``p``.
+
+    Small pools (or samples large enough for repeats to be likely: the birthday bound
+    ``s^2 > p``) take the ``s`` smallest of random keys; large pools draw indices directly and
+    redraw the rare rows with a repeat.
+    """
     out = np.empty((len(pools), s), np.intp)
-    small = pools <= 512
+    small = (pools <= 512) | (pools <= 4 * s) | (s * s > pools)
     if np.any(small):
         ps = pools[small]
         keys = rng.random((len(ps), int(ps.max())))
         keys[np.arange(keys.shape[1]) >= ps[:, None]] = 2.0
         out[small] = np.argpartition(keys, s - 1, axis=1)[:, :s]
     rows = np.flatnonzero(~small)
-    while len(rows):  # large pools: repeated indices are rare, redraw those rows
+    while len(rows):
         idx = (rng.random((len(rows), s)) * pools[rows, None]).astype(np.intp)
         srt = np.sort(idx, axis=1)
         ok = np.all(srt[:, 1:] != srt[:, :-1], axis=1)
@@ -337,14 +331,6 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
             polished = False
             if lo and inl.sum() > s:
                 model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng)
-                for _ in range(opt.lo_rounds - 1):
-                    # Again from the result while it improves (a restart of the annealing
-                    # reaches inliers that the first round's model was too far from).
-                    m2, r2, l2, p2 = _local_optimization(problem, model, rk, opt, rng,
-                                                         again=True)
-                    if not l2 < loss_k * (1 - 1e-6):
-                        break
-                    model, rk, loss_k, polished = m2, r2, l2, p2
                 inl = rk < thr
             else:
                 loss_k = loss[k]
@@ -448,37 +434,43 @@ def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0
     return current, False
 
 
-def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, again=False):
-    """LO-RANSAC (Chum et al. 2003; LO+, Lebeda et al. 2012): non-minimal samples of the
-    inliers, fitted in one batch, then iterated least squares with a decreasing threshold from
-    the best of them. With ``again`` (a repeated round from a locally optimised model), the
-    least squares run only when a sample beats the model.
+def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
+    """LO-RANSAC (Chum et al. 2003; LO+, Lebeda et al. 2012), ``opt.lo_rounds`` rounds at
+    most: non-minimal samples of the inliers, fitted in one batch, then iterated least squares
+    with a decreasing threshold from the best of them. A later round starts from the result
+    (a restart of the annealing reaches inliers that the first model was too far from) and
+    stops the loop unless one of its samples beats the model.
 
     Returns the best model, its residuals, its MSAC loss and whether its refit converged.
     """
     thr = opt.threshold
     best, best_r = model, residuals
     best_loss = _loss(MSAC, best_r[None], thr)[0]
-    idx = np.flatnonzero(best_r < thr)
-    m = min(len(idx) // 2, opt.lo_sample_factor * problem.sample_size)
-    improved = False
-    if m > problem.sample_size and opt.lo_iterations > 0:
-        picks = idx[_sample_indices(rng, len(idx), m, opt.lo_iterations)]
-        fits, _ = problem.fit_samples(picks)
-        if len(fits):
-            R = problem.residuals(fits)
-            L = _loss(MSAC, R, thr)
-            k = int(np.argmin(L))
-            if L[k] < best_loss:
-                best, best_r, best_loss, improved = fits[k], R[k], L[k], True
-    if again and not improved:  # a repeated round whose samples found nothing better
-        return best, best_r, best_loss, True
-    # A converged refit rejected here would be rejected again by the final refit.
-    ref, converged = _irls(problem, best, best_r < thr, thr, anneal=opt.lo_anneal,
-                           anneal_steps=opt.lo_anneal_steps)
-    if ref is not None:
-        r = problem.residuals(ref[None])[0]
-        loss = _loss(MSAC, r[None], thr)[0]
-        if loss < best_loss:
-            best, best_r, best_loss = ref, r, loss
+    converged = False
+    for round_ in range(max(opt.lo_rounds, 1)):
+        idx = np.flatnonzero(best_r < thr)
+        m = min(len(idx) // 2, opt.lo_sample_factor * problem.sample_size)
+        start, start_r, start_loss = best, best_r, best_loss
+        if m > problem.sample_size and opt.lo_iterations > 0:
+            picks = idx[_sample_indices(rng, len(idx), m, opt.lo_iterations)]
+            fits, _ = problem.fit_samples(picks)
+            if len(fits):
+                R = problem.residuals(fits)
+                L = _loss(MSAC, R, thr)
+                k = int(np.argmin(L))
+                if L[k] < start_loss:
+                    start, start_r, start_loss = fits[k], R[k], L[k]
+        if round_ > 0 and start is best:  # no sample beat the optimised model
+            break
+        # A converged refit rejected here would be rejected again by the final refit.
+        ref, conv = _irls(problem, start, start_r < thr, thr, anneal=opt.lo_anneal,
+                          anneal_steps=opt.lo_anneal_steps)
+        if ref is not None:
+            r = problem.residuals(ref[None])[0]
+            loss = _loss(MSAC, r[None], thr)[0]
+            if loss < start_loss:
+                start, start_r, start_loss = ref, r, loss
+        if not start_loss < best_loss * (1 - 1e-6) and round_ > 0:
+            break
+        best, best_r, best_loss, converged = start, start_r, start_loss, conv
     return best, best_r, best_loss, converged
