@@ -6,16 +6,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._scratch import Scratch
 from ..robust import RobustOptions, density_order, robust_estimate
 from .linear import (
     MIN_LINEAR_POINTS,
     _conditioning,
     _denormalize_kron,
     _design,
-    _eigen_tall,
+    _gram_pass,
     _minimal_null_vectors,
     _normalized,
     _null_vector_tall,
+    _refine_pass,
     solve_linear,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
@@ -46,6 +48,8 @@ class EpipolarProblem:
         self._rows = SampsonRows(points1, points2)
         self._subset = None
         self._rows_subset = None
+        self._scratch = Scratch()
+        self._last = (None, None, None)  # (model, distances, gradient norms)
         #: ``(model, s_15 / s_1)`` of the last refit.
         self.last_refit = (None, np.nan)
 
@@ -60,10 +64,22 @@ class EpipolarProblem:
 
     def residuals(self, models, subset=None):
         if subset is None:
+            if len(models) == 1:
+                return self._single(models[0])[0][None]
             return self._rows.distances(models)
         if self._subset is not subset:
             self._subset, self._rows_subset = subset, self._rows.subset(subset)
         return self._rows_subset.distances(models)
+
+    def _single(self, model):
+        """Distances and gradient norms ``(N,)`` of one model on all points (read-only; the
+        last model is cached: the loop scores each refit, and the next refit weights its rows
+        by the gradient norms)."""
+        if self._last[0] is None or not np.array_equal(self._last[0], model):
+            d, gn = self._rows.distances(model[None], norms=True)
+            d.flags.writeable = gn.flags.writeable = False
+            self._last = (np.array(model), d[0], gn[0])
+        return self._last[1], self._last[2]
 
     def chance_residuals(self, model, rng, draws):
         """Residuals of about ``draws`` wrong pairs: every pairing of ``m`` random points of
@@ -78,8 +94,8 @@ class EpipolarProblem:
         return density_order(np.hstack([self.points1, self.points2]), rng)
 
     def refit(self, model, inliers, threshold):
-        """Sampson-weighted linear least squares (rows scaled by ``1 / |grad e|``), without
-        the rows that only fit because they pull the fit.
+        """Sampson-weighted linear least squares (rows scaled by ``1 / |grad e|`` of ``model``),
+        without the rows that only fit because they pull the fit.
 
         The linear tensor has two degrees of freedom more than the variety of epipolar tensors,
         and in weakly observed directions a least-squares fit can bend to absorb a gross
@@ -87,27 +103,30 @@ class EpipolarProblem:
         row has a large leverage ``h`` (first-order perturbation of the least eigenvector when
         the row is deleted: ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``); its deleted
         residual ``d_i / (1 - h_i)`` exceeds twice the threshold, and it is left out of a
-        second fit. Inliers have ``h`` about ``15 / n`` and are never left out.
+        second fit (its row set to zero). Inliers have ``h`` about ``15 / n`` and are never
+        left out.
         """
         idx = np.flatnonzero(inliers)
-        if len(idx) < self.sample_size:
+        n = len(idx)
+        if n < self.sample_size:
             return None
-        rows = self._rows.subset(idx)
-        _, g = rows.residual_and_gradient(model)
-        gn = np.sqrt(np.einsum("kn,kn->n", g[:, 0], g[:, 0]))
-        w = 1.0 / np.maximum(gn, 1e-12 * gn.max())
-        D = self._D[idx] * w[:, None]
-        V, ev = _eigen_tall(D)
+        gn = self._single(np.asarray(model))[1][idx]
+        D = np.take(self._D, idx, axis=0, out=self._scratch.get("D", (n, 16)))
+        D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
+        Y = self._scratch.get("Y", (n, 16))
+        V, w1, _ = _gram_pass(D, out=Y)
+        V, ev, _ = _refine_pass(V, Y)
         F = _denormalize_kron(V[:, 0], self._K)
-        P = D @ V[:, 1:]
-        gap = ev[1:] - ev[0]
+        gap = w1[1:] - w1[0]
         if gap[0] > 0:
-            h = np.einsum("nk,nk->n", P, P / gap)
-            d = rows.distances(F)[0]
+            d = self._single(F)[0][idx]
+            np.square(Y, out=Y)
+            h = Y[:, 1:] @ (1.0 / gap)
             pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
-            if np.any(pulled) and len(idx) - np.count_nonzero(pulled) >= self.sample_size:
-                D = D[~pulled]
-                V, ev = _eigen_tall(D)
+            if np.any(pulled) and n - np.count_nonzero(pulled) >= self.sample_size:
+                D[pulled] = 0.0
+                V, _, _ = _gram_pass(D, out=Y)
+                V, ev, _ = _refine_pass(V, Y)
                 F = _denormalize_kron(V[:, 0], self._K)
         cond = _conditioning(ev)
         if cond < CONDITIONING_TOL:

@@ -79,13 +79,27 @@ def _eigen_tall(D, refine: bool = True) -> tuple[np.ndarray, np.ndarray]:
     one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
     Without ``refine``, the first pass only (for candidates that are refined later).
     """
-    Dt = np.swapaxes(D, -1, -2)
-    w, V = np.linalg.eigh(Dt @ D)
     if not refine:
+        w, V = np.linalg.eigh(np.swapaxes(D, -1, -2) @ D)
         return V, np.maximum(w, 0.0)
-    Y = D @ V
+    V, _, Y = _gram_pass(D)
+    V, w, _ = _refine_pass(V, Y)
+    return V, w
+
+
+def _gram_pass(D, out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First pass of :func:`_eigen_tall`: eigenvectors ``V`` and eigenvalues ``w`` (ascending)
+    of ``D^T D`` and the projections ``Y = D V`` of the rows (written to ``out`` if given)."""
+    w, V = np.linalg.eigh(np.swapaxes(D, -1, -2) @ D)
+    return V, np.maximum(w, 0.0), np.matmul(D, V, out=out)
+
+
+def _refine_pass(V, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Second pass of :func:`_eigen_tall` from ``V, Y`` of :func:`_gram_pass`: the refined
+    vectors ``V V2``, their squared singular values and the rotation ``V2`` (the projections on
+    the refined vectors are ``Y V2``)."""
     w, V2 = np.linalg.eigh(np.swapaxes(Y, -1, -2) @ Y)  # ascending
-    return V @ V2, np.maximum(w, 0.0)
+    return V @ V2, np.maximum(w, 0.0), V2
 
 
 def _conditioning(w) -> np.ndarray | float:

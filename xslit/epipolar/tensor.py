@@ -22,6 +22,8 @@ import itertools
 
 import numpy as np
 
+from .._scratch import Scratch
+
 __all__ = [
     "INDEX",
     "SampsonRows",
@@ -167,7 +169,7 @@ def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
     x, y, a = _lifted_rows(points1)
     xp, yp, c = _lifted_rows(points2)
     aM, Mc = (M.T @ a)[:, :, None], (M @ c)[:, None, :]  # (4, N1, 1), (4, 1, N2)
-    return _sampson_kernel(a.T @ M @ c, aM, Mc, x[:, None], y[:, None], xp, yp)
+    return _sampson_kernel(a.T @ M @ c, aM, Mc, x[:, None], y[:, None], xp, yp)[0]
 
 
 def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
@@ -250,18 +252,22 @@ class SampsonRows:
     def __init__(self, points1, points2):
         self.x, self.y, self.a = _lifted_rows(points1)
         self.xp, self.yp, self.c = _lifted_rows(points2)
+        self._scratch = Scratch()
 
     def subset(self, rows) -> SampsonRows:
         """The evaluator of the correspondences ``rows`` (indices or a boolean mask)."""
         sub = object.__new__(SampsonRows)
         sub.x, sub.y, sub.xp, sub.yp = self.x[rows], self.y[rows], self.xp[rows], self.yp[rows]
         sub.a, sub.c = self.a[:, rows], self.c[:, rows]
+        sub._scratch = Scratch()
         return sub
 
     def _products(self, F):
+        """``e`` (a fresh ``(M, N)`` array) and ``a^T M``, ``M c`` (scratch, ``(M, 4, N)``)."""
         Ms = np.asarray(F, dtype=float).reshape(-1, 4, 4)
-        aM = np.swapaxes(Ms, 1, 2) @ self.a  # (M, 4, N): rows of a^T M
-        Mc = Ms @ self.c  # (M, 4, N)
+        shape = (len(Ms), 4, self.a.shape[1])
+        aM = np.matmul(np.swapaxes(Ms, 1, 2), self.a, out=self._scratch.get("aM", shape))
+        Mc = np.matmul(Ms, self.c, out=self._scratch.get("Mc", shape))
         return np.einsum("mkn,kn->mn", aM, self.c), aM, Mc
 
     def residual_and_gradient(self, F):
@@ -272,26 +278,44 @@ class SampsonRows:
                          aM[:, 0] * self.yp + aM[:, 1], aM[:, 0] * self.xp + aM[:, 2]])
         return e, grad
 
-    def distances(self, F, signed: bool = False) -> np.ndarray:
-        """:func:`sampson_distance` of ``F`` ``(M, ...)``: ``(M, N)``, signed on request."""
+    def distances(self, F, signed: bool = False, norms: bool = False):
+        """:func:`sampson_distance` of ``F`` ``(M, ...)``: ``(M, N)``, signed on request.
+
+        With ``norms``, also the gradient norms ``|grad e|`` ``(M, N)`` (the Sampson weights
+        of a linear refit).
+        """
         e, aM, Mc = self._products(F)
-        return _sampson_kernel(e, np.swapaxes(aM, 0, 1), np.swapaxes(Mc, 0, 1), self.x, self.y,
-                               self.xp, self.yp, signed)
+        d, gn = _sampson_kernel(e, np.swapaxes(aM, 0, 1), np.swapaxes(Mc, 0, 1), self.x,
+                                self.y, self.xp, self.yp, signed, self._scratch)
+        return (d, gn.copy()) if norms else d
 
 
-def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False):
+def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False, scratch=None):
     """``e / |grad e|`` from ``e``, the components ``aM[k]`` of ``a^T M`` and ``Mc[k]`` of
-    ``M c`` and the coordinates (all broadcast together; 0 where ``e`` and the gradient
-    vanish): the derivatives are ``(Mc)_0 y + (Mc)_1``, ``(Mc)_0 x + (Mc)_2`` and the same from
-    ``a^T M`` with ``y', x'``."""
-    gn2 = (Mc[0] * y + Mc[1]) ** 2
-    gn2 += (Mc[0] * x + Mc[2]) ** 2
-    gn2 += (aM[0] * yp + aM[1]) ** 2
-    gn2 += (aM[0] * xp + aM[2]) ** 2
+    ``M c`` and the coordinates (all broadcast to the shape of ``e``; 0 where ``e`` and the
+    gradient vanish): the derivatives are ``(Mc)_0 y + (Mc)_1``, ``(Mc)_0 x + (Mc)_2`` and the
+    same from ``a^T M`` with ``y', x'``.
+
+    The distances overwrite ``e`` (returned); the gradient norms, also returned, and the
+    temporaries live in ``scratch`` (a fresh :class:`~xslit._scratch.Scratch` by default).
+    """
+    scratch = Scratch() if scratch is None else scratch
+    t, gn = scratch.get("t", e.shape), scratch.get("gn", e.shape)
+    np.multiply(Mc[0], y, out=t)
+    t += Mc[1]
+    np.multiply(t, t, out=gn)
+    for u, v, w in ((Mc[0], x, Mc[2]), (aM[0], yp, aM[1]), (aM[0], xp, aM[2])):
+        np.multiply(u, v, out=t)
+        t += w
+        t *= t
+        gn += t
+    np.sqrt(gn, out=gn)
+    if not signed:
+        np.abs(e, out=e)
     with np.errstate(divide="ignore", invalid="ignore"):
-        dist = (e if signed else np.abs(e)) / np.sqrt(gn2)
-    dist[np.isnan(dist)] = 0.0
-    return dist
+        e /= gn
+    e[np.isnan(e)] = 0.0
+    return e, gn
 
 
 def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:

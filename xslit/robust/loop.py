@@ -330,7 +330,8 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
                 inl = rk < thr
             polished = False
             if lo and inl.sum() > s:
-                model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng)
+                model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng,
+                                                                      sub)
                 inl = rk < thr
             else:
                 loss_k = loss[k]
@@ -434,7 +435,7 @@ def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0
     return current, False
 
 
-def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
+def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=None):
     """LO-RANSAC (Chum et al. 2003; LO+, Lebeda et al. 2012), ``opt.lo_rounds`` rounds at
     most: non-minimal samples of the inliers, fitted in one batch, then iterated least squares
     with a decreasing threshold from the best of them. A later round starts from the result
@@ -454,7 +455,16 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng):
         if m > problem.sample_size and opt.lo_iterations > 0:
             picks = idx[_sample_indices(rng, len(idx), m, opt.lo_iterations)]
             fits, _ = problem.fit_samples(picks)
-            if len(fits):
+            if len(fits) and sub is not None:
+                # Ranked on the verification subset; only the best is scored on all points.
+                L = _loss(MSAC, problem.residuals(fits, sub), thr)
+                k = int(np.argmin(L))
+                if L[k] < _loss(MSAC, start_r[sub][None], thr)[0]:
+                    r = problem.residuals(fits[k][None])[0]
+                    loss = _loss(MSAC, r[None], thr)[0]
+                    if loss < start_loss:
+                        start, start_r, start_loss = fits[k], r, loss
+            elif len(fits):
                 R = problem.residuals(fits)
                 L = _loss(MSAC, R, thr)
                 k = int(np.argmin(L))
