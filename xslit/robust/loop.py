@@ -136,6 +136,18 @@ def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.nda
     return out
 
 
+def _disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
+    """``batch`` samples of ``s`` distinct indices out of ``n`` (``s <= n``): consecutive
+    chunks of random permutations, so the samples cut from one permutation are disjoint.
+
+    Each sample is uniform; for local optimisation's large inner samples (``s^2 > n``, where
+    rejection would mostly redraw) one permutation serves ``n // s`` of them.
+    """
+    per = n // s
+    perms = rng.permuted(np.tile(np.arange(n), (-(-batch // per), 1)), axis=1)
+    return perms[:, :per * s].reshape(-1, s)[:batch]
+
+
 def _log_binom(n, k):
     """``log C(n, k)`` for arrays ``n >= k``."""
     from scipy.special import gammaln
@@ -165,7 +177,8 @@ class _Prosac:
         self.sizes = np.arange(s, n + 1)
         self.min_length = min(max(min_length, s), n)
         # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
-        log_t = np.log(t_total) + _log_binom(self.sizes, s) - _log_binom(n, s)
+        self.log_binom_sizes = _log_binom(self.sizes, s)  # log C(n, s), n = s..N
+        log_t = np.log(t_total) + self.log_binom_sizes - _log_binom(n, s)
         steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
         self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
         self.pool = s
@@ -195,7 +208,7 @@ class _Prosac:
         minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
         # Probability that a sample from the top n is all inliers: C(I_n, s) / C(n, s).
         good = np.where(support >= s, np.exp(_log_binom(np.maximum(support, s), s)
-                                             - _log_binom(sizes, s)), 0.0)
+                                             - self.log_binom_sizes), 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             k = np.where(good >= 1.0, 0.0,
                          np.log(1.0 - self.confidence) / np.log1p(-np.minimum(good, 1.0)))
@@ -453,7 +466,7 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=
         m = min(len(idx) // 2, opt.lo_sample_factor * problem.sample_size)
         start, start_r, start_loss = best, best_r, best_loss
         if m > problem.sample_size and opt.lo_iterations > 0:
-            picks = idx[_sample_indices(rng, len(idx), m, opt.lo_iterations)]
+            picks = idx[_disjoint_samples(rng, len(idx), m, opt.lo_iterations)]
             fits, _ = problem.fit_samples(picks)
             if len(fits) and sub is not None:
                 # Ranked on the verification subset; only the best is scored on all points.
