@@ -363,3 +363,78 @@ def test_prosac_needs_an_order():
     with pytest.raises(ValueError, match=r"params\.sampler must be"):
         s = random_two_view_scene(0, 50)
         xslit.findEpipolarTensor(s["points1"], s["points2"], xslit.UsacParams(sampler=1))
+
+
+def test_sampson_rows_reuse_scratch_and_return_fresh_arrays():
+    """Batches of different sizes through one evaluator (its scratch buffers are reused) give
+    the distances and gradient norms of the (5, N, 16) operator, and results are never views
+    of the scratch."""
+    from xslit.epipolar.tensor import SampsonRows, sampson_distance_op, sampson_operator
+
+    rng = np.random.default_rng(12)
+    p1, p2 = rng.uniform(0, 900, (50, 2)), rng.uniform(0, 900, (50, 2))
+    G = sampson_operator(p1, p2)
+    rows = SampsonRows(p1, p2)
+    first = None
+    for m in (3, 1, 5, 2):
+        F = rng.normal(size=(m, 2, 2, 2, 2))
+        d, gn = rows.distances(F, norms=True)
+        np.testing.assert_allclose(d, sampson_distance_op(G, F), rtol=1e-12)
+        grad = np.einsum("knj,mj->kmn", G[1:], F.reshape(m, 16))
+        np.testing.assert_allclose(gn, np.sqrt((grad ** 2).sum(0)), rtol=1e-12)
+        if first is None:
+            first, kept = (d, gn), (d.copy(), gn.copy())
+    np.testing.assert_array_equal(first[0], kept[0])
+    np.testing.assert_array_equal(first[1], kept[1])
+
+
+def test_scratch_views_share_a_growing_buffer():
+    from xslit._scratch import Scratch
+
+    s = Scratch()
+    a = s.get("t", (2, 3))
+    assert a.shape == (2, 3) and a.flags.c_contiguous
+    b = s.get("t", (3,))
+    assert np.shares_memory(a, b)  # smaller request: the same buffer
+    c = s.get("t", (4, 5))
+    assert c.shape == (4, 5) and not np.shares_memory(a, c)  # grown
+    assert not np.shares_memory(c, s.get("other", (4, 5)))
+
+
+def test_disjoint_samples_are_uniform_and_disjoint_per_permutation():
+    from xslit.robust.loop import _disjoint_samples
+
+    rng = np.random.default_rng(5)
+    n, s = 50, 12
+    counts = np.zeros(n)
+    for _ in range(400):
+        S = _disjoint_samples(rng, n, s, 6)
+        assert S.shape == (6, s)
+        for chunk in (S[:4], S[4:]):  # 50 // 12 = 4 samples per permutation
+            assert len(np.unique(chunk)) == chunk.size
+        counts += np.bincount(S.ravel(), minlength=n)
+    expected = 400 * 6 * s / n
+    # every index drawn as often as the others (binomial spread about sqrt(expected) = 19)
+    assert np.abs(counts - expected).max() < 6 * np.sqrt(expected)
+
+
+def test_problem_refit_exact_on_clean_data_and_cached_residuals():
+    """The final refit recovers F exactly; an intermediate (annealing) refit, the Gram pass
+    alone, to about eps cond^2; residuals of one model are cached, read-only and equal to a
+    fresh evaluation."""
+    from xslit.epipolar.estimate import EpipolarProblem
+
+    s = random_two_view_scene(3, 200, kind="mixed")
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    problem = EpipolarProblem(s["points1"], s["points2"])
+    rng = np.random.default_rng(0)
+    start = F0 / np.linalg.norm(F0) + 1e-3 * rng.normal(size=F0.shape)
+    inliers = np.ones(200, bool)
+    F = problem.refit(start, inliers, 1.0)
+    assert projective_distance(F, F0) < 1e-9
+    assert projective_distance(problem.refit(start, inliers, 4.0, final=False), F0) < 1e-6
+    r = problem.residuals(F[None])
+    assert not r.flags.writeable
+    np.testing.assert_array_equal(r, problem.residuals(F[None].copy()))
+    np.testing.assert_allclose(r[0], sampson_distance(F, s["points1"], s["points2"]), atol=1e-12)
+    assert problem.refit(start, np.arange(200) < 14, 1.0) is None  # fewer than 15 rows

@@ -82,7 +82,7 @@ class UsacParams:
     sampler: int = SAMPLING_UNIFORM
     loMethod: int = LOCAL_OPTIM_INNER_LO
     loIterations: int = 10
-    loSampleSize: int = 4 * MIN_LINEAR_POINTS
+    loSampleSize: int = 8 * MIN_LINEAR_POINTS
     final_polisher: int = LSQ_POLISHER
     randomGeneratorState: int | None = None
 
@@ -226,7 +226,7 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
             confidence=max(confidence, 0.999) if method == USAC_ACCURATE else float(confidence),
             max_iterations=int(maxIters),
             local_optimization=method in (USAC_DEFAULT, USAC_ACCURATE),
-            lo_iterations=20 if method == USAC_ACCURATE else 10,
+            lo_iterations=20 if method == USAC_ACCURATE else 6,
             preemptive_subset=256 if method in (USAC_DEFAULT, USAC_ACCURATE) else 0,
         )
     est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear, order=order)

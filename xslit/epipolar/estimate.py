@@ -93,7 +93,7 @@ class EpipolarProblem:
         """PROSAC order: density of the correspondences in the joint image space."""
         return density_order(np.hstack([self.points1, self.points2]), rng)
 
-    def refit(self, model, inliers, threshold):
+    def refit(self, model, inliers, threshold, final=True):
         """Sampson-weighted linear least squares (rows scaled by ``1 / |grad e|`` of ``model``),
         without the rows that only fit because they pull the fit.
 
@@ -105,6 +105,10 @@ class EpipolarProblem:
         residual ``d_i / (1 - h_i)`` exceeds twice the threshold, and it is left out of a
         second fit (its row set to zero). Inliers have ``h`` about ``15 / n`` and are never
         left out.
+
+        An intermediate fit (``final`` False: a step of the annealing, whose inliers at a
+        larger threshold are fitted again) is the Gram pass alone, without the refinement and
+        the leverage guard.
         """
         idx = np.flatnonzero(inliers)
         n = len(idx)
@@ -115,6 +119,9 @@ class EpipolarProblem:
         D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
         Y = self._scratch.get("Y", (n, 16))
         V, w1, _ = _gram_pass(D, out=Y)
+        if not final:
+            return _denormalize_kron(V[:, 0], self._K) if _conditioning(w1) > CONDITIONING_TOL \
+                else None
         V, ev, _ = _refine_pass(V, Y)
         F = _denormalize_kron(V[:, 0], self._K)
         gap = w1[1:] - w1[0]

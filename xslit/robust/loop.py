@@ -59,8 +59,14 @@ class RobustProblem(Protocol):
     def residuals(self, models: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
         """Residuals ``(M, n)`` in the units of the threshold, for all points or a subset."""
 
-    def refit(self, model: np.ndarray, inliers: np.ndarray, threshold: float) -> np.ndarray | None:
-        """A non-minimal fit on the points ``inliers`` (bool mask), or None when degenerate."""
+    def refit(self, model: np.ndarray, inliers: np.ndarray, threshold: float,
+              final: bool = True) -> np.ndarray | None:
+        """A non-minimal fit on the points ``inliers`` (bool mask), or None when degenerate.
+
+        ``final`` False marks an intermediate fit that will be fitted again (a step of the
+        annealed least squares): the problem may skip refinements that only the last fit
+        needs.
+        """
 
     # Optional: ``chance_residuals(model, rng, draws) -> (about draws,)`` residuals of the
     # model on wrongly paired data; the non-randomness tests use it to estimate how often a
@@ -84,7 +90,7 @@ class RobustOptions:
     batch_size: int = 64
     local_optimization: bool = True
     lo_iterations: int = 10
-    lo_sample_factor: int = 4
+    lo_sample_factor: int = 8
     #: Iterated least squares in LO: first thresholds from ``lo_anneal * threshold`` down.
     lo_anneal: float = 4.0
     lo_anneal_steps: int = 2
@@ -427,7 +433,7 @@ def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0
         r = problem.residuals(model[None])[0]
         for i in range(anneal_steps):
             t = thr * anneal ** (1.0 - i / anneal_steps)
-            new = problem.refit(current, r < t, t)
+            new = problem.refit(current, r < t, t, final=False)
             if new is None:
                 break
             current = new

@@ -18,8 +18,8 @@ import numpy as np
 __all__ = ["density_order"]
 
 
-def density_order(data, rng, k: int = 3, n_candidates: int = 300,
-                  n_reference: int = 1000, grid: int = 3) -> np.ndarray:
+def density_order(data, rng, k: int = 3, n_candidates: int = 200,
+                  n_reference: int = 600, grid: int = 3) -> np.ndarray:
     r"""Indices of the rows of ``data`` by decreasing local density (PROSAC order).
 
     The density is measured at ``n_candidates`` random rows as the distance to their ``k``-th
