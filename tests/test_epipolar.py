@@ -174,20 +174,62 @@ def _precision_recall_rms(method, seeds):
     assert tp / truth >= 0.99 * true_within / truth, (tp / truth, true_within / truth)
 
 
+#: Scene 8's noise draws are small (empirical sigma 0.469 px on its inliers): maximum
+#: likelihood from the true tensor on the true inliers gives 0.874 of the expected RMS, so no
+#: estimator meets the 10% criterion there; test_ml_rms_reaches_the_yardstick covers it.
+UNLUCKY_NOISE_SCENE = 8
+
+
 @pytest.mark.parametrize("method", [xslit.USAC_DEFAULT, xslit.USAC_ACCURATE])
 def test_robust_precision_recall_and_ml_rms(method):
-    _precision_recall_rms(method, range(6))
+    _precision_recall_rms(method, [s for s in range(12) if s != UNLUCKY_NOISE_SCENE])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known limitations, also before PROSAC: in scene 7 the linear tensor (two degrees of "
-    "freedom more than the variety) fits 4 gross outliers (true Sampson distances 10-14 px) "
-    "within 0.5 px, for every sampler, and the maximum-likelihood RMS on that mask is 2-4x the "
-    "expectation (needs a robust step on the variety: the 13-point minimal solver); in scene 8 "
-    "the RMS is 0.87 of the expectation."))
-@pytest.mark.parametrize("seed", [7, 8])
-def test_robust_known_failures(seed):
-    _precision_recall_rms(xslit.USAC_DEFAULT, [seed])
+def test_ml_rms_reaches_the_yardstick():
+    """On scene 8 the refined RMS is what maximum likelihood from the truth gives on the true
+    inliers (within 1%), though both are 13% below the expectation."""
+    s = random_two_view_scene(UNLUCKY_NOISE_SCENE, 300, sigma=0.5, outlier_ratio=0.3)
+    p1, p2, truth = s["points1"], s["points2"], s["inliers"]
+    F, mask = xslit.findEpipolarTensor(p1, p2, xslit.USAC_DEFAULT, 1.5,
+                                       rng=UNLUCKY_NOISE_SCENE)
+    inl = mask[:, 0] == 1
+    ours = xslit.sfm.projective_pairs_from_tensor(F, p1[inl], p2[inl])
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    yardstick = xslit.sfm.projective_pairs_from_tensor(F0, p1[truth], p2[truth])
+    assert abs(ours.rms - yardstick.rms) < 0.01 * yardstick.rms, (ours.rms, yardstick.rms)
+    n = truth.sum()
+    assert yardstick.rms < 0.9 * 0.5 * np.sqrt((n - 13) / (4 * n))
+
+
+def test_ml_refinement_starts_from_both_configurations():
+    """Scene 7: from the linear estimate, the refinement started from one of the two
+    configurations stops in a local minimum (RMS 0.84 px against 0.24 expected); the other
+    reaches the maximum-likelihood RMS, and it is the one returned."""
+    s = random_two_view_scene(7, 300, sigma=0.5, outlier_ratio=0.3)
+    p1, p2 = s["points1"], s["points2"]
+    F, mask = xslit.findEpipolarTensor(p1, p2, xslit.USAC_DEFAULT, 1.5, rng=7)
+    inl = mask[:, 0] == 1
+    q1, q2 = p1[inl], p2[inl]
+    pairs = xslit.sfm.projective_pairs_from_tensor(F, q1, q2)
+    n = inl.sum()
+    expected = 0.5 * np.sqrt((n - 13) / (4 * n))
+    assert abs(pairs.rms - expected) < 0.1 * expected
+    # each start on its own (normalised coordinates, as the function does internally)
+    from xslit.epipolar.linear import axis_normalization
+    from xslit.epipolar.minors import recover_configurations
+    from xslit.epipolar.tensor import contract_modes
+    from xslit.sfm.two_view import refine_projective_pair
+
+    Ts = pairs.transforms
+    n1 = np.stack([Ts[0][0, 0] * q1[:, 0] + Ts[0][0, 1], Ts[1][0, 0] * q1[:, 1] + Ts[1][0, 1]], 1)
+    n2 = np.stack([Ts[2][0, 0] * q2[:, 0] + Ts[2][0, 1], Ts[3][0, 0] * q2[:, 1] + Ts[3][0, 1]], 1)
+    assert all(np.allclose(T, axis_normalization(v)) for T, v in
+               zip(Ts, (q1[:, 0], q1[:, 1], q2[:, 0], q2[:, 1]), strict=True))
+    _, Cs, _ = recover_configurations(contract_modes(F, *[np.linalg.inv(T) for T in Ts]))
+    rms = sorted(refine_projective_pair(C, n1, n2, axis_scales=[1 / T[0, 0] for T in Ts]).rms
+                 for C in Cs)
+    assert rms[0] == pytest.approx(pairs.rms, rel=1e-9)
+    assert rms[1] > 2 * expected
 
 
 def test_appendix_noisy_experiment_refined():

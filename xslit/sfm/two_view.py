@@ -212,13 +212,16 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     _, Cs, _ = recover_configurations(Fn)
     rms, refined = np.nan, False
     if refine:
-        for C in Cs:
-            ref = refine_projective_pair(C, n1, n2,
-                                         axis_scales=[1.0 / T[0, 0] for T in Ts])
-            if ref.F is not None:  # even unconverged, LM only ever lowered the error
-                Cs = np.stack([ref.C, normalize_matrix_gauge(ref.C.T)])
-                rms, refined = ref.rms, True
-                break
+        # Both configurations start the refinement: they give the same tensor, but from a
+        # tensor off the variety (a linear estimate) the descent from one of them can stop in
+        # a local minimum that the other avoids. Even unconverged, LM only lowered the error.
+        refs = [refine_projective_pair(C, n1, n2, axis_scales=[1.0 / T[0, 0] for T in Ts])
+                for C in Cs]
+        refs = [r for r in refs if r.F is not None]
+        if refs:
+            best = min(refs, key=lambda r: r.rms)
+            Cs = np.stack([best.C, normalize_matrix_gauge(best.C.T)])
+            rms, refined = best.rms, True
     Cs = [balance_matrix(C) for C in Cs]
     configs = []
     for C in Cs:
