@@ -140,11 +140,10 @@ def test_find_accepts_cv2_layout_and_usac_params():
         params.treshold = 2.0
 
 
-def _precision_recall_rms(method, seeds):
+def _precision_recall_rms(method, seeds, floor=0.99):
     """1000x1000 px, 300 matches, sigma 0.5 px, 30% outliers: precision and recall >= 0.99 of
-    the noise ceiling over all scenes (and >= 0.97 in each: in about one scene in fifteen the
-    linear tensor has a local optimum that takes a few outliers for a few inliers); refined RMS
-    within 10% of sigma sqrt((N - 13) / (4N)) in each."""
+    the noise ceiling over all scenes and >= ``floor`` of it in each; refined RMS within 10% of
+    sigma sqrt((N - 13) / (4N)) in each."""
     thr = 1.5
     tp = found = true_within = within = truth = 0
     for seed in seeds:
@@ -157,8 +156,8 @@ def _precision_recall_rms(method, seeds):
         ceiling = (d0 & s["inliers"]).sum()
         prec, rec = hit / inl.sum(), hit / s["inliers"].sum()
         prec_ceil, rec_ceil = ceiling / d0.sum(), ceiling / s["inliers"].sum()
-        assert prec >= 0.97 * prec_ceil, (seed, prec, prec_ceil)
-        assert rec >= 0.97 * rec_ceil, (seed, rec, rec_ceil)
+        assert prec >= floor * prec_ceil, (seed, prec, prec_ceil)
+        assert rec >= floor * rec_ceil, (seed, rec, rec_ceil)
         tp, found, true_within, within = tp + hit, found + inl.sum(), true_within + ceiling, \
             within + d0.sum()
         truth += s["inliers"].sum()
@@ -182,7 +181,11 @@ UNLUCKY_NOISE_SCENE = 8
 
 @pytest.mark.parametrize("method", [xslit.USAC_DEFAULT, xslit.USAC_ACCURATE])
 def test_robust_precision_recall_and_ml_rms(method):
-    _precision_recall_rms(method, [s for s in range(12) if s != UNLUCKY_NOISE_SCENE])
+    """Each scene >= 0.99 of the ceiling with the default method (80 scenes: worst 0.990);
+    uniform sampling leaves scene 7 at 0.981 precision (1 scene in 40 below 0.99): >= 0.97
+    per scene and >= 0.99 over the scenes."""
+    _precision_recall_rms(method, [s for s in range(12) if s != UNLUCKY_NOISE_SCENE],
+                          floor=0.99 if method == xslit.USAC_DEFAULT else 0.97)
 
 
 def test_ml_rms_reaches_the_yardstick():

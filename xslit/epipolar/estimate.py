@@ -104,7 +104,9 @@ class EpipolarProblem:
         the row is deleted: ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``); its deleted
         residual ``d_i / (1 - h_i)`` exceeds twice the threshold, and it is left out of a
         second fit (its row set to zero). Inliers have ``h`` about ``15 / n`` and are never
-        left out.
+        left out. Several such outliers mask each other (each one's deleted residual is small
+        while the others hold the fit), so the rows of high leverage are also deleted together
+        and tested against that fit.
 
         An intermediate fit (``final`` False: a step of the annealing, whose inliers at a
         larger threshold are fitted again) is the Gram pass alone, without the refinement and
@@ -130,6 +132,18 @@ class EpipolarProblem:
             np.square(Y, out=Y)
             h = Y[:, 1:] @ (1.0 / gap)
             pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
+            # A few outliers that pull the fit together mask each other's deleted residuals:
+            # the high-leverage rows (more than 3x the average 15 / n, Hoaglin and Welsch's
+            # rule) are also deleted as a group, and those far from that fit are left out.
+            high = np.flatnonzero(h > 3.0 * 15.0 / n)
+            if len(high) and n - len(high) >= 2 * self.sample_size:
+                kept = D[high].copy()
+                D[high] = 0.0
+                V_del, _, _ = _gram_pass(D, out=Y)
+                D[high] = kept
+                d_del = self._rows.subset(idx[high]).distances(
+                    _denormalize_kron(V_del[:, 0], self._K))[0]
+                pulled[high[d_del > 2.0 * threshold]] = True
             if np.any(pulled) and n - np.count_nonzero(pulled) >= self.sample_size:
                 D[pulled] = 0.0
                 V, _, _ = _gram_pass(D, out=Y)
