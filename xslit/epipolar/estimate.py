@@ -120,11 +120,11 @@ class EpipolarProblem:
         D = np.take(self._D, idx, axis=0, out=self._scratch.get("D", (n, 16)))
         D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
         Y = self._scratch.get("Y", (n, 16))
-        V, w1, _ = _gram_pass(D, out=Y)
+        V1, w1, _ = _gram_pass(D, out=Y)
         if not final:
-            return _denormalize_kron(V[:, 0], self._K) if _conditioning(w1) > CONDITIONING_TOL \
+            return _denormalize_kron(V1[:, 0], self._K) if _conditioning(w1) > CONDITIONING_TOL \
                 else None
-        V, ev, _ = _refine_pass(V, Y)
+        V, ev, _ = _refine_pass(V1, Y)
         F = _denormalize_kron(V[:, 0], self._K)
         gap = w1[1:] - w1[0]
         if gap[0] > 0:
@@ -137,12 +137,12 @@ class EpipolarProblem:
             # rule) are also deleted as a group, and those far from that fit are left out.
             high = np.flatnonzero(h > 3.0 * 15.0 / n)
             if len(high) and n - len(high) >= 2 * self.sample_size:
-                kept = D[high].copy()
-                D[high] = 0.0
-                V_del, _, _ = _gram_pass(D, out=Y)
-                D[high] = kept
-                d_del = self._rows.subset(idx[high]).distances(
-                    _denormalize_kron(V_del[:, 0], self._K))[0]
+                # The Gram matrix without those rows is a downdate of V1 diag(w1) V1^T; their
+                # distances to that fit are their weighted algebraic residuals (to first order).
+                D_high = D[high]
+                _, V_del = np.linalg.eigh((V1 * w1) @ V1.T - D_high.T @ D_high)
+                v = V_del[:, 0]
+                d_del = np.abs(D_high @ v) / np.linalg.norm(v @ self._K)
                 pulled[high[d_del > 2.0 * threshold]] = True
             if np.any(pulled) and n - np.count_nonzero(pulled) >= self.sample_size:
                 D[pulled] = 0.0
@@ -173,7 +173,10 @@ class EpipolarEstimate:
 
 
 def _distinct_count(points1, points2) -> int:
-    return len(np.unique(np.round(np.hstack([points1, points2]), 9), axis=0))
+    """Distinct rows of ``[points1, points2]`` (to 1e-9 px): sorted, then compared."""
+    rows = np.round(np.hstack([points1, points2]), 9)
+    rows = rows[np.lexsort(rows.T)]
+    return 1 + int(np.count_nonzero(np.any(rows[1:] != rows[:-1], axis=1))) if len(rows) else 0
 
 
 def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rng,

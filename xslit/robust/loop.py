@@ -358,7 +358,7 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
                 continue
             best_model, best_loss, best_inl, best_polished = model, loss_k, inl, polished
             if prosac is not None:
-                chance = _chance_ratio(problem, model, thr, rng, 5000)
+                chance = _chance_ratio(problem, model, thr, rng, 2500)
                 if chance is None:
                     chance = float(np.median(np.concatenate(chance_fracs)))
                 best_chance = (model, chance)
