@@ -459,7 +459,9 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=
     most: non-minimal samples of the inliers, fitted in one batch, then iterated least squares
     with a decreasing threshold from the best of them. A later round starts from the result
     (a restart of the annealing reaches inliers that the first model was too far from) and
-    stops the loop unless one of its samples beats the model.
+    stops the loop unless one of its samples beats the model. With a verification subset
+    ``sub`` (point indices), the inner fits are ranked on it and only the best one is scored on
+    all points.
 
     Returns the best model, its residuals, its MSAC loss and whether its refit converged.
     """
