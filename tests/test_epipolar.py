@@ -218,16 +218,14 @@ def test_ml_refinement_starts_from_both_configurations():
     expected = 0.5 * np.sqrt((n - 13) / (4 * n))
     assert abs(pairs.rms - expected) < 0.1 * expected
     # each start on its own (normalised coordinates, as the function does internally)
-    from xslit.epipolar.linear import axis_normalization
+    from xslit.epipolar.linear import _normalized
     from xslit.epipolar.minors import recover_configurations
     from xslit.epipolar.tensor import contract_modes
     from xslit.sfm.two_view import refine_projective_pair
 
-    Ts = pairs.transforms
-    n1 = np.stack([Ts[0][0, 0] * q1[:, 0] + Ts[0][0, 1], Ts[1][0, 0] * q1[:, 1] + Ts[1][0, 1]], 1)
-    n2 = np.stack([Ts[2][0, 0] * q2[:, 0] + Ts[2][0, 1], Ts[3][0, 0] * q2[:, 1] + Ts[3][0, 1]], 1)
-    assert all(np.allclose(T, axis_normalization(v)) for T, v in
-               zip(Ts, (q1[:, 0], q1[:, 1], q2[:, 0], q2[:, 1]), strict=True))
+    Ts, (x, y, xp, yp) = _normalized(q1, q2)
+    n1, n2 = np.stack([x, y], 1), np.stack([xp, yp], 1)
+    assert all(np.array_equal(T, T_used) for T, T_used in zip(Ts, pairs.transforms, strict=True))
     _, Cs, _ = recover_configurations(contract_modes(F, *[np.linalg.inv(T) for T in Ts]))
     rms = sorted(refine_projective_pair(C, n1, n2, axis_scales=[1 / T[0, 0] for T in Ts]).rms
                  for C in Cs)

@@ -476,21 +476,16 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=
         if m > problem.sample_size and opt.lo_iterations > 0:
             picks = idx[_disjoint_samples(rng, len(idx), m, opt.lo_iterations)]
             fits, _ = problem.fit_samples(picks)
-            if len(fits) and sub is not None:
-                # Ranked on the verification subset; only the best is scored on all points.
+            if len(fits):
+                # Ranked on the verification subset (if any); the best is scored on all points.
                 L = _loss(MSAC, problem.residuals(fits, sub), thr)
                 k = int(np.argmin(L))
-                if L[k] < _loss(MSAC, start_r[sub][None], thr)[0]:
+                if L[k] < (start_loss if sub is None else
+                           _loss(MSAC, start_r[sub][None], thr)[0]):
                     r = problem.residuals(fits[k][None])[0]
                     loss = _loss(MSAC, r[None], thr)[0]
                     if loss < start_loss:
                         start, start_r, start_loss = fits[k], r, loss
-            elif len(fits):
-                R = problem.residuals(fits)
-                L = _loss(MSAC, R, thr)
-                k = int(np.argmin(L))
-                if L[k] < start_loss:
-                    start, start_r, start_loss = fits[k], R[k], L[k]
         if round_ > 0 and start is best:  # no sample beat the optimised model
             break
         # A converged refit rejected here would be rejected again by the final refit.

@@ -197,18 +197,14 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     scaled; the cameras are then mapped back to pixels, ``A = T^{-1} A_n``, where ``A_n`` has
     the canonical form of eq. vecrep (first rows e1..e4, second rows those of C).
     """
-    from ..epipolar.linear import axis_normalization
+    from ..epipolar.linear import _normalized
     from ..epipolar.minors import recover_configurations
     from ..epipolar.tensor import contract_modes
 
-    Ts = [axis_normalization(v) for v in (points1[:, 0], points1[:, 1], points2[:, 0],
-                                          points2[:, 1])]
+    Ts, (x, y, xp, yp) = _normalized(points1, points2)
     Tinv = [np.linalg.inv(T) for T in Ts]
     Fn = contract_modes(F, *Tinv)
-    n1 = np.stack([Ts[0][0, 0] * points1[:, 0] + Ts[0][0, 1],
-                   Ts[1][0, 0] * points1[:, 1] + Ts[1][0, 1]], axis=1)
-    n2 = np.stack([Ts[2][0, 0] * points2[:, 0] + Ts[2][0, 1],
-                   Ts[3][0, 0] * points2[:, 1] + Ts[3][0, 1]], axis=1)
+    n1, n2 = np.stack([x, y], axis=1), np.stack([xp, yp], axis=1)
     _, Cs, _ = recover_configurations(Fn)
     rms, refined = np.nan, False
     if refine:
