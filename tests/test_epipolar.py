@@ -140,37 +140,44 @@ def test_find_accepts_cv2_layout_and_usac_params():
         params.treshold = 2.0
 
 
-def _precision_recall_rms(method, seeds, floor=0.99):
-    """1000x1000 px, 300 matches, sigma 0.5 px, 30% outliers: precision and recall >= 0.99 of
-    the noise ceiling over all scenes and >= ``floor`` of it in each; refined RMS within 10% of
-    sigma sqrt((N - 13) / (4N)) in each."""
+def _precision_recall_rms(method, seeds, streams=5):
+    """1000x1000 px, 300 matches, sigma 0.5 px, 30% outliers, each scene with ``streams``
+    random streams: precision and recall >= 0.99 of the noise ceiling summed over all runs;
+    each run >= 0.9 of it and 85% of the runs >= 0.99; refined RMS (first stream) within 10%
+    of sigma sqrt((N - 13) / (4N))."""
     thr = 1.5
-    tp = found = true_within = within = truth = 0
+    tp = found = true_within = within = 0
+    worst = []
     for seed in seeds:
         s = random_two_view_scene(seed, 300, sigma=0.5, outlier_ratio=0.3)
-        F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], method, thr, rng=seed)
         F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
-        inl = mask[:, 0] == 1
         d0 = sampson_distance(F0, s["points1"], s["points2"]) < thr
-        hit = (inl & s["inliers"]).sum()
         ceiling = (d0 & s["inliers"]).sum()
-        prec, rec = hit / inl.sum(), hit / s["inliers"].sum()
         prec_ceil, rec_ceil = ceiling / d0.sum(), ceiling / s["inliers"].sum()
-        assert prec >= floor * prec_ceil, (seed, prec, prec_ceil)
-        assert rec >= floor * rec_ceil, (seed, rec, rec_ceil)
-        tp, found, true_within, within = tp + hit, found + inl.sum(), true_within + ceiling, \
-            within + d0.sum()
-        truth += s["inliers"].sum()
-        pairs = xslit.sfm.projective_pairs_from_tensor(F, s["points1"][inl], s["points2"][inl])
-        n = inl.sum()
-        expected = 0.5 * np.sqrt((n - 13) / (4 * n))
-        assert pairs.refined
-        assert abs(pairs.rms - expected) < 0.1 * expected, (seed, pairs.rms, expected)
-        # The refined tensor is on the variety: its two configurations reproduce it exactly.
-        for cams in pairs.configurations:
-            assert projective_distance(epipolar_tensor(*cams), pairs.F) < 1e-9
+        for stream in range(streams):
+            F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], method, thr,
+                                               rng=seed + 1000 * stream)
+            inl = mask[:, 0] == 1
+            hit = (inl & s["inliers"]).sum()
+            prec, rec = hit / inl.sum(), hit / s["inliers"].sum()
+            worst.append(min(prec / prec_ceil, rec / rec_ceil))
+            assert worst[-1] >= 0.9, (seed, stream, prec, prec_ceil, rec, rec_ceil)
+            tp, found, true_within, within = (tp + hit, found + inl.sum(),
+                                              true_within + ceiling, within + d0.sum())
+            if stream:
+                continue
+            pairs = xslit.sfm.projective_pairs_from_tensor(F, s["points1"][inl],
+                                                           s["points2"][inl])
+            n = inl.sum()
+            expected = 0.5 * np.sqrt((n - 13) / (4 * n))
+            assert pairs.refined
+            assert abs(pairs.rms - expected) < 0.1 * expected, (seed, pairs.rms, expected)
+            # The refined tensor is on the variety: its two configurations reproduce it exactly.
+            for cams in pairs.configurations:
+                assert projective_distance(epipolar_tensor(*cams), pairs.F) < 1e-9
     assert tp / found >= 0.99 * true_within / within, (tp / found, true_within / within)
-    assert tp / truth >= 0.99 * true_within / truth, (tp / truth, true_within / truth)
+    assert tp >= 0.99 * true_within, (tp, true_within)
+    assert np.mean(np.array(worst) >= 0.99) >= 0.85, sorted(worst)[:10]
 
 
 #: Scene 8's noise draws are small (empirical sigma 0.469 px on its inliers): maximum
@@ -181,11 +188,14 @@ UNLUCKY_NOISE_SCENE = 8
 
 @pytest.mark.parametrize("method", [xslit.USAC_DEFAULT, xslit.USAC_ACCURATE])
 def test_robust_precision_recall_and_ml_rms(method):
-    """Each scene >= 0.99 of the ceiling with the default method (80 scenes: worst 0.990);
-    uniform sampling leaves scene 7 at 0.981 precision (1 scene in 40 below 0.99): >= 0.97
-    per scene and >= 0.99 over the scenes."""
-    _precision_recall_rms(method, [s for s in range(12) if s != UNLUCKY_NOISE_SCENE],
-                          floor=0.99 if method == xslit.USAC_DEFAULT else 0.97)
+    """11 scenes x 5 random streams. Summed over the runs both methods reach 0.998 of the
+    ceiling; 93% of the runs reach 0.99 in each. Most of the others are scene 3, whose data
+    leave two inlier sets nearly equally good: the linear fit on the true inliers has a
+    truncated quadratic (MSAC) loss of 248.8, a fit bent towards 5 outliers (missing 4
+    inliers) 248.5, and maximum likelihood on the variety from the bent fit stays there; which
+    one a run finds depends on its stream (``tools/sweep_precision_recall.py --runs 10``: 9
+    runs in 800 below 0.99, 6 of them scene 3; worst 0.905)."""
+    _precision_recall_rms(method, [s for s in range(12) if s != UNLUCKY_NOISE_SCENE])
 
 
 def test_ml_rms_reaches_the_yardstick():
@@ -481,3 +491,70 @@ def test_problem_refit_exact_on_clean_data_and_cached_residuals():
     np.testing.assert_array_equal(r, problem.residuals(F[None].copy()))
     np.testing.assert_allclose(r[0], sampson_distance(F, s["points1"], s["points2"]), atol=1e-12)
     assert problem.refit(start, np.arange(200) < 14, 1.0) is None  # fewer than 15 rows
+
+
+def test_least_eigenvector_and_inverse_iteration_match_eigh():
+    """The partial eigensolvers of the intermediate fits: the least eigenvector as ``eigh``
+    gives it; the conditioning bound within a factor 4 below ``s_1 / s_15``; inverse iteration
+    exact also on singular (noise-free) Gram matrices, and from a distant start."""
+    from xslit.epipolar.estimate import EpipolarProblem
+    from xslit.epipolar.linear import _inverse_iteration, _least_eigenvector
+
+    s = random_two_view_scene(4, 300, sigma=0.5)
+    problem = EpipolarProblem(s["points1"], s["points2"])
+    rng = np.random.default_rng(1)
+    D = problem._D[rng.permutation(300)[:240].reshape(2, 120)]
+    G = np.swapaxes(D, 1, 2) @ D
+    w, V = np.linalg.eigh(G)
+    for b in range(2):
+        v, cond = _least_eigenvector(G[b])
+        assert abs(abs(v @ V[b, :, 0]) - 1) < 1e-12
+        true = np.sqrt(w[b, 1] / w[b, 15])
+        assert true / 4 <= cond <= true
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    start = F0.reshape(16) @ problem._K_inv
+    v = _inverse_iteration(G, start / np.linalg.norm(start))
+    np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", v, V[:, :, 0])), 1.0, atol=1e-12)
+    # noise-free rows: G is singular, the null vector is exact; from the all-ones start too
+    clean = random_two_view_scene(5, 300, kind="mixed")
+    exact = EpipolarProblem(clean["points1"], clean["points2"])
+    Dc = exact._D[rng.permutation(300)[:240].reshape(2, 120)]
+    v = _inverse_iteration(np.swapaxes(Dc, 1, 2) @ Dc, np.ones(16) / 4, steps=6)
+    residual = np.linalg.norm(Dc @ v[..., None], axis=(1, 2)) / np.linalg.norm(Dc, axis=(1, 2))
+    assert np.all(residual < 1e-12)
+    # a rank-deficient Gram matrix (two null vectors): no conditioning left
+    u = rng.normal(size=16)
+    u -= (u @ v[0]) * v[0]
+    u /= np.linalg.norm(u)
+    Dd = Dc[0] - np.outer(Dc[0] @ u, u)  # null vectors v[0] and u
+    assert _least_eigenvector(Dd.T @ Dd)[1] < 1e-7
+    assert _least_eigenvector(Dc[0].T @ Dc[0])[1] > 1e-4
+
+
+def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():
+    """Local optimisation's inner fits by inverse iteration from the model whose inliers
+    they sample agree with the SVD of their rows, as the Gram-pass fits do."""
+    from xslit.epipolar.estimate import EpipolarProblem
+    from xslit.epipolar.linear import _denormalize_kron
+
+    s = random_two_view_scene(6, 300, sigma=0.5, outlier_ratio=0.3)
+    problem = EpipolarProblem(s["points1"], s["points2"])
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    inl = np.flatnonzero(s["inliers"])
+    picks = inl[np.random.default_rng(2).permutation(len(inl))[:200].reshape(2, 100)]
+    near, _ = problem.fit_samples(picks, near=F0)
+    full, _ = problem.fit_samples(picks)  # first Gram pass of eigh, no start
+    for a, b, sample in zip(near, full, picks, strict=True):
+        svd = _denormalize_kron(np.linalg.svd(problem._D[sample])[2][-1], problem._K)
+        assert projective_distance(a, svd) < 1e-9
+        assert projective_distance(b, svd) < 1e-9
+
+
+def test_log_binomial_table():
+    from scipy.special import gammaln
+
+    from xslit.robust.loop import _log_binom_table
+
+    n = np.arange(15, 100001, dtype=float)
+    expected = gammaln(n + 1) - gammaln(n - 14) - gammaln(16.0)
+    np.testing.assert_allclose(_log_binom_table(100000, 15), expected, rtol=1e-11, atol=1e-11)

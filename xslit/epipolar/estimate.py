@@ -14,6 +14,8 @@ from .linear import (
     _denormalize_kron,
     _design,
     _gram_pass,
+    _inverse_iteration,
+    _least_eigenvector,
     _minimal_null_vectors,
     _normalized,
     _null_vector_tall,
@@ -45,6 +47,7 @@ class EpipolarProblem:
         Ts, normed = _normalized(points1, points2)
         self._D = _design(*normed)
         self._K = kron_modes(*Ts)
+        self._K_inv = kron_modes(*np.linalg.inv(Ts))  # pixel tensors to normalised ones
         self._rows = SampsonRows(points1, points2)
         self._subset = None
         self._rows_subset = None
@@ -53,11 +56,20 @@ class EpipolarProblem:
         #: ``(model, s_15 / s_1)`` of the last refit.
         self.last_refit = (None, np.nan)
 
-    def fit_samples(self, samples):
+    def fit_samples(self, samples, near=None):
+        """Minimal samples: null vectors by QR (:func:`~xslit.epipolar.linear._minimal_null_vectors`).
+        Larger samples (local optimisation's, refitted later): the least eigenvector of each
+        Gram matrix, by inverse iteration from ``near`` when given (all of them are fits of
+        its inliers; degenerate samples are then not detected, the refits decide).
+        """
         D = self._D[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
             f, ok = _minimal_null_vectors(D, CONDITIONING_TOL)
-        else:  # local optimisation's inner samples: one Gram pass (the refits are exact)
+        elif near is not None:
+            start = np.asarray(near, dtype=float).reshape(16) @ self._K_inv
+            f = _inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
+            ok = np.ones(len(f), bool)
+        else:
             f, cond = _null_vector_tall(D, refine=False)
             ok = cond > CONDITIONING_TOL
         return _denormalize_kron(f[ok], self._K), np.flatnonzero(ok)
@@ -119,11 +131,11 @@ class EpipolarProblem:
         gn = self._single(np.asarray(model))[1][idx]
         D = np.take(self._D, idx, axis=0, out=self._scratch.get("D", (n, 16)))
         D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
+        if not final:
+            f, cond = _least_eigenvector(D.T @ D)
+            return _denormalize_kron(f, self._K) if cond > CONDITIONING_TOL else None
         Y = self._scratch.get("Y", (n, 16))
         V1, w1, _ = _gram_pass(D, out=Y)
-        if not final:
-            return _denormalize_kron(V1[:, 0], self._K) if _conditioning(w1) > CONDITIONING_TOL \
-                else None
         V, ev, _ = _refine_pass(V1, Y)
         F = _denormalize_kron(V[:, 0], self._K)
         gap = w1[1:] - w1[0]

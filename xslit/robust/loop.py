@@ -49,11 +49,15 @@ class RobustProblem(Protocol):
     #: Number of data points.
     n_points: int
 
-    def fit_samples(self, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Models from a batch of samples ``(B, sample_size)`` of indices.
+    def fit_samples(self, samples: np.ndarray, near: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Models from a batch of samples ``(B, sample_size)`` of indices (or larger samples,
+        for local optimisation).
 
         Returns stacked models ``(M, ...)`` and the index ``(M,)`` of the sample each came
-        from (a solver may return several models per sample, or none).
+        from (a solver may return several models per sample, or none). ``near`` is a model
+        close to all of them (local optimisation samples its inliers), where an iterative
+        solver may start.
         """
 
     def residuals(self, models: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
@@ -154,12 +158,11 @@ def _disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> n
     return perms[:, :per * s].reshape(-1, s)[:batch]
 
 
-def _log_binom(n, k):
-    """``log C(n, k)`` for arrays ``n >= k``."""
-    from scipy.special import gammaln
-
-    return gammaln(np.asarray(n, dtype=float) + 1) - gammaln(np.asarray(n, dtype=float) - k + 1) \
-        - gammaln(k + 1.0)
+def _log_binom_table(n_max: int, k: int) -> np.ndarray:
+    """``log C(n, k)`` for ``n = k .. n_max`` (``(n_max - k + 1,)``), from the recurrence
+    ``C(n, k) = C(n - 1, k) n / (n - k)`` as one cumulative sum of logarithms."""
+    n = np.arange(k + 1, n_max + 1, dtype=float)
+    return np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
 
 
 class _Prosac:
@@ -183,8 +186,8 @@ class _Prosac:
         self.sizes = np.arange(s, n + 1)
         self.min_length = min(max(min_length, s), n)
         # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
-        self.log_binom_sizes = _log_binom(self.sizes, s)  # log C(n, s), n = s..N
-        log_t = np.log(t_total) + self.log_binom_sizes - _log_binom(n, s)
+        self.log_binom_sizes = _log_binom_table(n, s)  # log C(n, s), n = s..N
+        log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
         steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
         self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
         self.pool = s
@@ -205,23 +208,24 @@ class _Prosac:
 
     def needed(self, inliers: np.ndarray, chance: float) -> float:
         """Samples needed for the support ``inliers`` (bool, all points); sets ``n*``."""
-        s, sizes = self.s, self.sizes
-        support = np.cumsum(inliers[self.order])[s - 1:].astype(float)  # I_n, n = s..N
+        s = self.s
+        # Termination lengths below min_length are not considered: a model that explains the
+        # few best points but is wrong elsewhere would stop the search at once.
+        first = self.min_length - s
+        sizes = self.sizes[first:]
+        support = np.cumsum(inliers[self.order])[self.min_length - 1:]  # I_n, n = min_length..N
         # Non-randomness: I_n above the 95% quantile of chance support (normal approximation
         # of the binomial, as in the paper), beta the probability that a point fits by chance.
         extra = sizes - s
         beta = min(max(chance, 1e-9), 1.0 - 1e-9)
         minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
         # Probability that a sample from the top n is all inliers: C(I_n, s) / C(n, s).
-        good = np.where(support >= s, np.exp(_log_binom(np.maximum(support, s), s)
-                                             - self.log_binom_sizes), 0.0)
+        good = np.where(support >= s, np.exp(self.log_binom_sizes[np.maximum(support - s, 0)]
+                                             - self.log_binom_sizes[first:]), 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             k = np.where(good >= 1.0, 0.0,
                          np.log(1.0 - self.confidence) / np.log1p(-np.minimum(good, 1.0)))
-        # Termination lengths below min_length are not considered: a model that explains the
-        # few best points but is wrong elsewhere would stop the search at once.
-        k = np.where((support >= minimum) & (sizes >= self.min_length),
-                     np.nan_to_num(k, nan=np.inf), np.inf)
+        k = np.where(support >= minimum, np.nan_to_num(k, nan=np.inf), np.inf)
         i = int(np.argmin(k))
         if np.isfinite(k[i]):
             self.max_pool = int(sizes[i])
@@ -475,7 +479,7 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=
         start, start_r, start_loss = best, best_r, best_loss
         if m > problem.sample_size and opt.lo_iterations > 0:
             picks = idx[_disjoint_samples(rng, len(idx), m, opt.lo_iterations)]
-            fits, _ = problem.fit_samples(picks)
+            fits, _ = problem.fit_samples(picks, near=best)
             if len(fits):
                 # Ranked on the verification subset (if any); the best is scored on all points.
                 L = _loss(MSAC, problem.residuals(fits, sub), thr)
