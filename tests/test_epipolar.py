@@ -513,8 +513,10 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
         assert true / 4 <= cond <= true
     F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
     start = F0.reshape(16) @ problem._K_inv
-    v = _inverse_iteration(G, start / np.linalg.norm(start))
-    np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", v, V[:, :, 0])), 1.0, atol=1e-12)
+    for x0 in (start / np.linalg.norm(start), np.ones(16) / 4):  # near, and far (no prior)
+        v = _inverse_iteration(G, x0)
+        np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", v, V[:, :, 0])), 1.0,
+                                   atol=1e-12)
     # noise-free rows: G is singular, the null vector is exact; from the all-ones start too
     clean = random_two_view_scene(5, 300, kind="mixed")
     exact = EpipolarProblem(clean["points1"], clean["points2"])
