@@ -121,8 +121,9 @@ class EpipolarProblem:
         and tested against that fit.
 
         An intermediate fit (``final`` False: a step of the annealing, whose inliers at a
-        larger threshold are fitted again) is the Gram pass alone, without the refinement and
-        the leverage guard.
+        larger threshold are fitted again) is the least eigenvector of the weighted Gram
+        matrix alone (:func:`~xslit.epipolar.linear._least_eigenvector`), without the
+        refinement pass and the leverage guard.
         """
         idx = np.flatnonzero(inliers)
         n = len(idx)
