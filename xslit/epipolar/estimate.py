@@ -69,9 +69,9 @@ class EpipolarProblem:
             start = np.asarray(near, dtype=float).reshape(16) @ self._K_inv
             f = _inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
             ok = np.ones(len(f), bool)
-        else:
-            f, cond = _null_vector_tall(D, refine=False)
-            ok = cond > CONDITIONING_TOL
+        else:  # the first pass of the Gram eigendecomposition (refined by the refits)
+            V, w, _ = _gram_pass(D)
+            f, ok = V[..., 0], _conditioning(w) > CONDITIONING_TOL
         return _denormalize_kron(f[ok], self._K), np.flatnonzero(ok)
 
     def residuals(self, models, subset=None):

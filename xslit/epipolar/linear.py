@@ -74,7 +74,7 @@ def _denormalize_kron(fn, K) -> np.ndarray:
     return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
 
 
-def _eigen_tall(D, refine: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def _eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     """Right singular vectors and squared singular values of ``D`` (..., n, 16), ascending,
     without an n x 16 SVD.
 
@@ -82,11 +82,8 @@ def _eigen_tall(D, refine: bool = True) -> tuple[np.ndarray, np.ndarray]:
     ``eps * cond(D)^2``; a second pass on ``Y = D V`` (eigenvectors of ``Y^T Y``, which is
     nearly diagonal) brings the error back to the ``eps * cond(D)`` of an SVD, the same
     one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
-    Without ``refine``, the first pass only (for candidates that are refined later).
+    (:func:`_gram_pass` alone is the first pass, for candidates that are refined later.)
     """
-    if not refine:
-        w, V = np.linalg.eigh(np.swapaxes(D, -1, -2) @ D)
-        return V, np.maximum(w, 0.0)
     V, _, Y = _gram_pass(D)
     V, w, _ = _refine_pass(V, Y)
     return V, w
@@ -154,10 +151,10 @@ def _inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     return x[:, 0]
 
 
-def _null_vector_tall(D, refine: bool = True) -> tuple[np.ndarray, float]:
+def _null_vector_tall(D) -> tuple[np.ndarray, float]:
     """Least right singular vector of ``D`` (..., n, 16) and ``s_15 / s_1`` (:func:`_eigen_tall`).
     """
-    V, w = _eigen_tall(D, refine)
+    V, w = _eigen_tall(D)
     return V[..., :, 0], _conditioning(w)
 
 
