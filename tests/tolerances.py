@@ -33,3 +33,13 @@ JACOBIAN_RTOL = 1e-6
 #: Sizes of the randomised checks required by issue 2.
 N_CAMERAS = 1000
 N_POINTS_PER_CAMERA = 10
+
+#: Sweep scenes (xslit.synthetic.random_sweep_scene), noise-free: Sampson distance of the true
+#: inliers to the true tensor (pixels).
+SWEEP_SAMPSON_NOISE_FREE_PX = 1e-7
+#: The ML-from-truth yardstick on a noise-free sweep scene: rotation error (degrees), relative
+#: translation error and reprojection RMS (pixels).
+SWEEP_ML_NOISE_FREE = 1e-6
+#: Realised relative rotation of a sweep scene above the 30-degree range (degrees): the roll
+#: that reaches the drawn angle is searched on a 0.1-degree grid.
+SWEEP_ROTATION_SLACK_DEG = 0.2

@@ -1,13 +1,25 @@
 """Seeded generators of synthetic cameras and scenes (``random_*``), used by tests and tools.
 
 Every generator takes ``rng: None | int | numpy.random.Generator``.
+
+:func:`random_sweep_scene` draws calibrated two-view scenes from a wide space (two-slit,
+mixed and pushbroom pairs; slit distances, angles, focal lengths, principal points, coverage,
+baselines, rotations, planar structure, noise, outliers, sizes); :func:`ml_from_truth` and
+:func:`noise_ceiling` say what the data of a scene allow; :func:`sweep_two_view` and
+:func:`summarize_sweep` measure an estimator against them over many seeded scenes, by region of
+the scene space (``tools/sweep_two_view.py`` runs them on ``findEpipolarTensor`` and
+``recoverTwoSlitPose``).
 """
 
 from __future__ import annotations
 
+import itertools
+import numbers
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from ._checks import check_positive_int, check_rng
+from ._checks import check_array, check_matrix, check_positive_int, check_rng
 from .cameras import (
     PinholeCamera,
     PushbroomCamera,
@@ -18,17 +30,41 @@ from .cameras import (
     compose_pushbroom,
     compose_two_slit,
 )
+from .epipolar import MIN_LINEAR_POINTS, epipolar_tensor, sampson_distance
+from .geometry.projective import matrix_from_rvec, rvec_from_matrix
+from .sfm import refine_metric_pose, reprojection_residuals
+from .sfm.lm import numeric_block_jacobian
 
 __all__ = [
+    "DEGENERATE_SAME_FLIGHT_LINE",
+    "DETERMINED_CONDITION",
+    "DETERMINED_ROTATION_DEG",
+    "DETERMINED_TRANSLATION_REL",
+    "MIN_PUSHBROOM_ANGLE_DEG",
+    "SWEEP_BASELINES",
+    "SWEEP_BINS",
+    "SWEEP_KINDS",
+    "SWEEP_RANGES",
+    "MLYardstick",
+    "NoiseCeiling",
+    "SweepScene",
+    "ml_from_truth",
+    "noise_ceiling",
     "random_pinhole_camera",
     "random_points_in_front",
     "random_projective_transform",
     "random_pushbroom_camera",
     "random_pushbroom_intrinsics",
     "random_rotation",
+    "random_sweep_scene",
     "random_two_slit_camera",
     "random_two_slit_intrinsics",
     "random_two_view_scene",
+    "rotation_error_deg",
+    "score_two_view",
+    "summarize_sweep",
+    "sweep_two_view",
+    "translation_errors",
 ]
 
 
@@ -200,3 +236,1075 @@ def random_two_view_scene(rng=None, n: int = 300, *, image_size: int = 1000,
         inl[idx] = False
     return {"intrinsics1": i1, "intrinsics2": i2, "camera1": cam1, "camera2": cam2,
             "rvec": rvec, "tvec": tvec, "X": X, "points1": q1, "points2": q2, "inliers": inl}
+
+
+# -----------------------------------------------------------------------------------------
+# Wide two-view scenes, the maximum-likelihood-from-truth yardstick, and sweeps over them.
+# -----------------------------------------------------------------------------------------
+
+#: Camera kinds of :func:`random_sweep_scene` and their probabilities in the default draw.
+SWEEP_KINDS = ("two_slit", "mixed", "pushbroom")
+_KIND_PROBABILITIES = (0.5, 0.25, 0.25)
+#: Baseline directions in camera 1's frame: x (sideways), z (forward), y (vertical), random.
+SWEEP_BASELINES = ("sideways", "forward", "vertical", "mixed")
+
+#: Ranges of the default draw of :func:`random_sweep_scene` (``log`` marks log-uniform draws).
+#: ``principal_point`` is in units of the image size (``-0.5`` is half an image left of the
+#: image), ``coverage`` is the fraction of image 1's area that the points span, ``slit_ratio``
+#: is ``|d| / depth``, ``baseline_ratio`` is ``|baseline| / depth``, ``depth_extent`` is the
+#: depth of the box relative to ``depth``, ``convergence`` is how much of the turn towards the
+#: scene centre camera 2 makes (0: parallel axes, 1: fixating the centre).
+SWEEP_RANGES = {
+    "n": (30, 10000, "log"),
+    "image_width": (640, 2000, "uniform"),
+    "slit_ratio": (0.005, 1.0, "log"),
+    "slit_angle_deg": (20.0, 160.0, "uniform"),
+    "pushbroom_angle_deg": (60.0, 120.0, "uniform"),
+    "focal": (200.0, 3000.0, "log"),
+    "principal_point": (-0.5, 1.5, "uniform"),
+    "pushbroom_aspect": (0.5, 2.0, "log"),
+    "coverage": (0.2, 1.0, "uniform"),
+    "baseline_ratio": (0.02, 0.5, "log"),
+    "rotation_deg": (0.0, 30.0, "uniform"),
+    "convergence": (0.0, 1.0, "uniform"),
+    "depth": (1.0, 50.0, "log"),
+    "depth_extent": (0.1, 1.0, "uniform"),
+    "plane_fraction": (0.0, 0.8, "uniform"),
+    "plane_tilt_deg": (0.0, 60.0, "uniform"),
+    "sigma": (0.1, 2.0, "log"),
+    "outlier_ratio": (0.0, 0.7, "uniform"),
+}
+
+#: Pushbroom pairs whose along-track or flight directions are closer than this (degrees) are
+#: redrawn in the default draw (at 0 the two cameras share a slit and the tensor is undetermined).
+MIN_PUSHBROOM_ANGLE_DEG = 5.0
+#: The explicit degenerate configuration that ``random_sweep_scene(degenerate=...)`` builds.
+DEGENERATE_SAME_FLIGHT_LINE = "same flight line"
+_MAX_ATTEMPTS = 200
+_PILOT = 600
+_MIN_VISIBLE = 0.03
+
+
+@dataclass
+class SweepScene:
+    """A calibrated two-view scene with its ground truth (result of :func:`random_sweep_scene`).
+
+    Attributes
+    ----------
+    camera1, camera2 : TwoSlitCamera
+        Camera 1 in its canonical frame (zero pose); :class:`PushbroomCamera` for pushbroom.
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    R : (3, 3) ndarray
+    t : (3,) ndarray
+        Pose of camera 2: ``X2 = R X1 + t`` (what calibrated ``recoverTwoSlitPose`` returns).
+    F : (2, 2, 2, 2) ndarray
+        The true epipolar tensor ``epipolar_tensor(camera1.A1, camera1.A2, camera2.A1,
+        camera2.A2)``, unit Frobenius norm.
+    X : (N, 3) ndarray
+        Scene points in camera 1's frame; NaN on the outlier rows.
+    points1, points2 : (N, 2) ndarray
+        Observed pixels: noisy projections on inlier rows, random pixel pairs on outlier rows.
+    inliers : (N,) bool ndarray
+    sigma : float
+        Standard deviation of the pixel noise (per coordinate).
+    image_size : (int, int)
+        ``(width, height)`` of both images; noise-free projections lie inside.
+    params : dict
+        The drawn parameters (scalars and strings; see :func:`random_sweep_scene`).
+    seed : int or None
+        The integer seed the scene was drawn from (None when a Generator was passed).
+    """
+
+    camera1: TwoSlitCamera
+    camera2: TwoSlitCamera
+    intrinsics1: object
+    intrinsics2: object
+    R: np.ndarray
+    t: np.ndarray
+    F: np.ndarray
+    X: np.ndarray
+    points1: np.ndarray
+    points2: np.ndarray
+    inliers: np.ndarray
+    sigma: float
+    image_size: tuple
+    params: dict = field(default_factory=dict)
+    seed: int | None = None
+
+
+def _draw(rng, name):
+    lo, hi, how = SWEEP_RANGES[name]
+    if how == "log":
+        return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+    return float(rng.uniform(lo, hi))
+
+
+def _draw_parameters(rng) -> dict:
+    """Every parameter, always drawn in the same order (overrides do not shift the stream)."""
+    p = {"kind": str(rng.choice(SWEEP_KINDS, p=_KIND_PROBABILITIES)),
+         "pushbroom_first": bool(rng.random() < 0.5),
+         "n": round(_draw(rng, "n")),
+         "image_width": int(rng.integers(640, 2001))}
+    for k in (1, 2):
+        p[f"slit_ratio{k}"] = _draw(rng, "slit_ratio")
+        p[f"slit_sign{k}"] = float(rng.choice([-1.0, 1.0]))
+        p[f"slit_angle{k}_deg"] = _draw(rng, "slit_angle_deg")
+        p[f"pushbroom_angle{k}_deg"] = _draw(rng, "pushbroom_angle_deg")
+        p[f"focal_u{k}"] = _draw(rng, "focal")
+        p[f"focal_v{k}"] = _draw(rng, "focal")
+        p[f"principal_u{k}"] = _draw(rng, "principal_point")
+        p[f"principal_v{k}"] = _draw(rng, "principal_point")
+    p["pushbroom_aspect"] = _draw(rng, "pushbroom_aspect")
+    p["pushbroom_fill"] = float(rng.uniform(0.6, 1.0))
+    p["coverage"] = _draw(rng, "coverage")
+    p["window_x"], p["window_y"] = (float(v) for v in rng.uniform(size=2))
+    p["baseline"] = str(rng.choice(SWEEP_BASELINES))
+    p["baseline_sign"] = float(rng.choice([-1.0, 1.0]))
+    p["baseline_mixed"] = rng.normal(size=3)
+    p["baseline_ratio"] = _draw(rng, "baseline_ratio")
+    p["rotation_deg"] = _draw(rng, "rotation_deg")
+    p["convergence"] = _draw(rng, "convergence")
+    p["depth"] = _draw(rng, "depth")
+    p["depth_extent"] = _draw(rng, "depth_extent")
+    p["plane_fraction"] = _draw(rng, "plane_fraction")
+    p["plane_tilt_deg"] = _draw(rng, "plane_tilt_deg")
+    p["plane_azimuth"] = float(rng.uniform(0, 2 * np.pi))
+    p["sigma"] = _draw(rng, "sigma")
+    p["outlier_ratio"] = _draw(rng, "outlier_ratio")
+    return p
+
+
+def _check_real(name, value, lo=-np.inf, hi=np.inf, *, lo_open=False, hi_open=False):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if ok:
+        ok = (value > lo if lo_open else value >= lo) and (value < hi if hi_open else value <= hi)
+    if not ok:
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        raise ValueError(f"{name} must be a real number in {left}{lo}, {hi}{right}, got {value!r}")
+    return float(value)
+
+
+def _apply_overrides(p: dict, overrides: dict) -> None:
+    """Validate the user's overrides and write them into the drawn parameters ``p``."""
+    scalar = {  # name: (lo, hi, lo_open, hi_open)
+        "slit_ratio": (0.0, np.inf, True, True),
+        "slit_angle_deg": (0.0, 180.0, True, True),
+        "pushbroom_angle_deg": (0.0, 180.0, True, True),
+        "focal": (0.0, np.inf, True, True),
+        "coverage": (0.0, 1.0, True, False),
+        "baseline_ratio": (0.0, np.inf, True, True),
+        "rotation_deg": (0.0, 180.0, False, True),
+        "convergence": (0.0, 1.0, False, False),
+        "depth": (0.0, np.inf, True, True),
+        "depth_extent": (0.0, 1.0, True, False),
+        "plane_fraction": (0.0, 1.0, False, False),
+        "plane_tilt_deg": (0.0, 80.0, False, False),
+        "sigma": (0.0, np.inf, False, True),
+        "outlier_ratio": (0.0, 1.0, False, True),
+    }
+    allowed = set(scalar) | {"kind", "n", "image_width", "principal_point", "baseline",
+                             "pushbroom_first", "degenerate"}
+    for name, value in overrides.items():
+        if name not in allowed:
+            raise ValueError(f"{name} is not a parameter of random_sweep_scene; expected one of "
+                             f"{', '.join(sorted(allowed))}")
+        if name in scalar:
+            v = _check_real(name, value, scalar[name][0], scalar[name][1],
+                            lo_open=scalar[name][2], hi_open=scalar[name][3])
+            if name in ("slit_ratio", "slit_angle_deg", "pushbroom_angle_deg"):
+                stem = name[:-4] if name.endswith("_deg") else name
+                for k in (1, 2):
+                    p[f"{stem}{k}_deg" if name.endswith("_deg") else f"{stem}{k}"] = v
+            elif name == "focal":
+                for k in (1, 2):
+                    p[f"focal_u{k}"] = p[f"focal_v{k}"] = v
+            else:
+                p[name] = v
+        elif name == "kind":
+            if value not in SWEEP_KINDS:
+                raise ValueError(f"kind must be one of {SWEEP_KINDS}, got {value!r}")
+            p["kind"] = value
+        elif name == "baseline":
+            if value not in SWEEP_BASELINES:
+                raise ValueError(f"baseline must be one of {SWEEP_BASELINES}, got {value!r}")
+            p["baseline"] = value
+        elif name == "n":
+            p["n"] = check_positive_int("n", value, minimum=15)
+        elif name == "image_width":
+            p["image_width"] = check_positive_int("image_width", value, minimum=64)
+        elif name == "pushbroom_first":
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"pushbroom_first must be a bool, got {value!r}")
+            p["pushbroom_first"] = bool(value)
+        elif name == "principal_point":
+            pp = np.asarray(value, dtype=float) if np.ndim(value) == 1 else None
+            if pp is None or pp.shape != (2,) or not np.all(np.isfinite(pp)):
+                raise ValueError(f"principal_point must be a pair (u0, v0) of finite pixel "
+                                 f"coordinates, got {value!r}")
+            p["principal_point_px"] = pp
+        elif name == "degenerate":
+            if value not in (None, DEGENERATE_SAME_FLIGHT_LINE):
+                raise ValueError(f"degenerate must be None or {DEGENERATE_SAME_FLIGHT_LINE!r}, "
+                                 f"got {value!r}")
+            if value is not None and overrides.get("kind", "pushbroom") != "pushbroom":
+                raise ValueError(f"degenerate={value!r} needs kind='pushbroom', got kind="
+                                 f"{overrides['kind']!r}")
+            p["degenerate_request"] = value
+            if value is not None:
+                p["kind"] = "pushbroom"
+
+
+def _axis_rotation(axis, angle) -> np.ndarray:
+    """Rotations by ``angle`` (scalar or (K,)) about the unit ``axis``: (3, 3) or (K, 3, 3)."""
+    angle = np.asarray(angle, dtype=float)
+    return matrix_from_rvec(angle[..., None] * np.asarray(axis, dtype=float))
+
+
+def _rotation_angle(R) -> np.ndarray:
+    """Angle in radians of rotations ``(..., 3, 3)``."""
+    c = (np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0
+    return np.arccos(np.clip(c, -1.0, 1.0))
+
+
+def _align(a, b):
+    """Unit axis and angle of the smallest rotation taking unit ``a`` to unit ``b``."""
+    axis = np.cross(a, b)
+    s = np.linalg.norm(axis)
+    angle = float(np.arctan2(s, a @ b))
+    if s < 1e-15:
+        axis = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
+        s = np.linalg.norm(axis)
+    return axis / s, angle
+
+
+def _backprojection(intr, pixels):
+    """Affine parametrisation of the viewing rays of a camera in its own frame by depth.
+
+    The ray of pixel ``(u, v)`` is ``X(z) = P0 + z P1`` (z: the camera's third coordinate).
+    Two-slit: ``x = (u - u0) z / fu``, ``x2 = (v - v0)(z + d) / K2[0,0]`` with
+    ``x2 = cos(theta) x + sin(theta) y``; pushbroom: ``x = u v`` and ``x2 = (v - u_p) z / f``.
+
+    Returns
+    -------
+    P0, P1 : (N, 3) ndarray
+    """
+    u, v = pixels[:, 0], pixels[:, 1]
+    c, s = np.cos(intr.theta), np.sin(intr.theta)
+    zero = np.zeros_like(u)
+    if isinstance(intr, PushbroomIntrinsics):
+        x0, x1 = u / intr.K1[0, 0], zero
+        a0, a1 = zero, (v - intr.K2[0, 1]) / intr.K2[0, 0]
+    else:
+        x0, x1 = zero, (u - intr.K1[0, 1]) / intr.K1[0, 0]
+        k = (v - intr.K2[0, 1]) / intr.K2[0, 0]
+        a0, a1 = k * intr.d, k
+    P0 = np.stack([x0, (a0 - c * x0) / s, zero], axis=1)
+    P1 = np.stack([x1, (a1 - c * x1) / s, np.ones_like(u)], axis=1)
+    return P0, P1
+
+
+def _flight_direction(intr) -> np.ndarray:
+    """Direction of a pushbroom camera's finite slit in its own frame (the flight line)."""
+    return np.array([-np.sin(intr.theta), np.cos(intr.theta), 0.0])
+
+
+def _make_intrinsics(p, k, model, W, H, depth, speed=1.0):
+    pp = p.get("principal_point_px")
+    u0 = pp[0] if pp is not None else p[f"principal_u{k}"] * W
+    v0 = pp[1] if pp is not None else p[f"principal_v{k}"] * H
+    if model == "pushbroom":
+        return PushbroomIntrinsics.from_parameters(
+            speed, p[f"focal_v{k}"], v0, np.radians(p[f"pushbroom_angle{k}_deg"]))
+    d = p[f"slit_sign{k}"] * p[f"slit_ratio{k}"] * depth
+    return TwoSlitIntrinsics.from_parameters(p[f"focal_u{k}"], p[f"focal_v{k}"] / 2.0, u0, v0,
+                                             np.radians(p[f"slit_angle{k}_deg"]), d)
+
+
+def _principal_offset(intr, W, H) -> float:
+    """Largest distance of a principal point from the image centre, in half image sizes."""
+    if isinstance(intr, PushbroomIntrinsics):
+        return abs(intr.u - H / 2) / (H / 2)
+    return max(abs(intr.u0 - W / 2) / (W / 2), abs(intr.v0 - H / 2) / (H / 2))
+
+
+def _shared_slits(cam1, cam2):
+    """Which slits the cameras share: list of (slit of camera 1, slit of camera 2) indices."""
+    from .testing import projective_distance
+
+    out = []
+    for i, a in enumerate(cam1.slits):
+        for j, b in enumerate(cam2.slits):
+            if projective_distance(a, b) < 1e-9:
+                out.append((i, j))
+    return out
+
+
+def _visible(cam1, cam2, X, W, H):
+    ok = cam1.in_front(X) & cam2.in_front(X)
+    for cam in (cam1, cam2):
+        px = cam.project(X)
+        with np.errstate(invalid="ignore"):
+            ok &= (px[:, 0] >= 0) & (px[:, 0] <= W - 1) & (px[:, 1] >= 0) & (px[:, 1] <= H - 1)
+    return ok
+
+
+class _Attempt:
+    """One placement of the two cameras and the scene for the drawn parameters."""
+
+    def __init__(self, p):
+        self.p = p
+        kind = p["kind"]
+        W = p["image_width"]
+        H = round(0.75 * W)
+        self.W, self.H = W, H
+        D = p["depth"]
+        models = {"two_slit": ("two_slit", "two_slit"), "pushbroom": ("pushbroom", "pushbroom"),
+                  "mixed": (("pushbroom", "two_slit") if p["pushbroom_first"]
+                            else ("two_slit", "pushbroom"))}[kind]
+        self.models = models
+        if models[0] == "pushbroom":
+            speed1 = D / p["focal_v1"] * p["pushbroom_aspect"]
+            intr1 = _make_intrinsics(p, 1, "pushbroom", W, H, D, speed1)
+            z_near = 0.0
+        else:
+            intr1 = _make_intrinsics(p, 1, "two_slit", W, H, D)
+            z_near = max(0.0, -intr1.d)
+        self.zc = z_near + D
+        # Window of image 1 that the points span.
+        side = np.sqrt(p["coverage"])
+        w, h = side * (W - 1), side * (H - 1)
+        x0, y0 = p["window_x"] * (W - 1 - w), p["window_y"] * (H - 1 - h)
+        self.window = (x0, y0, w, h)
+        P0, P1 = _backprojection(intr1, np.array([[x0 + w / 2, y0 + h / 2]]))
+        S = (P0 + self.zc * P1)[0]
+        tilt, az = np.radians(p["plane_tilt_deg"]), p["plane_azimuth"]
+        self.normal = np.array([np.sin(tilt) * np.cos(az), np.sin(tilt) * np.sin(az),
+                                np.cos(tilt)])
+        self.S = S
+        self.intr1 = intr1
+        self.cam1 = compose_camera(intr1, np.zeros(3), np.zeros(3))
+        if models[0] == "pushbroom":
+            f = _flight_direction(intr1)
+            base = (S @ f) * f
+        else:
+            f, base = None, np.zeros(3)
+        # Camera 2: intrinsics (a provisional speed for a pushbroom) and pose.
+        intr2 = _make_intrinsics(p, 2, models[1], W, H, D)
+        degenerate = p.get("degenerate_request")
+        alpha = np.radians(p["rotation_deg"])
+        if degenerate == DEGENERATE_SAME_FLIGHT_LINE:
+            f2 = _flight_direction(intr2)
+            axis, angle = _align(f, f2)
+            R = _axis_rotation(f2, alpha) @ _axis_rotation(axis, angle)
+            C2 = base + p["baseline_sign"] * p["baseline_ratio"] * D * f
+            t = -R @ C2
+        else:
+            direction = {"sideways": np.array([1.0, 0.0, 0.0]),
+                         "vertical": np.array([0.0, 1.0, 0.0]),
+                         "forward": np.array([0.0, 0.0, 1.0]),
+                         "mixed": p["baseline_mixed"] / np.linalg.norm(p["baseline_mixed"])
+                         }[p["baseline"]]
+            C2 = base + p["baseline_sign"] * p["baseline_ratio"] * D * direction
+            Q0, Q1 = _backprojection(intr2, np.array([[(W - 1) / 2, (H - 1) / 2]]))
+            dc = Q1[0] / np.linalg.norm(Q1[0])
+            offset = Q0[0] - (Q0[0] @ dc) * dc
+            a = (S - C2) / np.linalg.norm(S - C2)
+            axis, a0 = _align(a, dc)
+            kappa = p["convergence"] if a0 < 1e-12 else min(p["convergence"], alpha / a0)
+            Rk = _axis_rotation(axis, kappa * a0)
+            rolls = np.radians(np.linspace(-180.0, 180.0, 3601))
+            cands = _axis_rotation(dc, rolls) @ Rk
+            err = np.abs(_rotation_angle(cands) - alpha)
+            best = np.flatnonzero(err <= err.min() + 1e-12)
+            R = cands[best[np.argmin(np.abs(rolls[best]))]]
+            t = -R @ C2 + kappa * offset
+        self.R, self.t, self.intr2 = R, t, intr2
+
+    def candidates(self, rng, count, plane):
+        """``count`` candidate points seen in image 1's window (on the plane or in the box)."""
+        x0, y0, w, h = self.window
+        px = np.column_stack([x0 + w * rng.uniform(size=count), y0 + h * rng.uniform(size=count)])
+        P0, P1 = _backprojection(self.intr1, px)
+        D, ext = self.p["depth"], self.p["depth_extent"]
+        if plane:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = (self.normal @ self.S - P0 @ self.normal) / (P1 @ self.normal)
+            keep = np.isfinite(z) & (np.abs(z - self.zc) <= 0.5 * D)
+            z = np.where(keep, z, self.zc)
+        else:
+            z = self.zc + D * ext * rng.uniform(-0.5, 0.5, size=count)
+            keep = np.ones(count, bool)
+        return (P0 + z[:, None] * P1)[keep]
+
+    def finish_camera2(self, pilot):
+        """Speed and along-track offset of a pushbroom camera 2, fitted to the pilot points."""
+        if self.models[1] != "pushbroom":
+            self.cam2 = compose_camera(self.intr2, rvec_from_matrix(self.R), self.t)
+            return True
+        intr2 = self.intr2
+        c, s = np.cos(intr2.theta), np.sin(intr2.theta)
+        Xc = pilot @ self.R.T + self.t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = intr2.K2[0, 0] * (c * Xc[:, 0] + s * Xc[:, 1]) / Xc[:, 2] + intr2.K2[0, 1]
+        seen = (Xc[:, 2] > 0) & (v >= 0) & (v <= self.H - 1)
+        if seen.sum() < 10:
+            return False
+        along = Xc[seen, 0]
+        extent = float(np.ptp(along))
+        if extent <= 0:
+            return False
+        speed = extent / ((self.W - 1) * self.p["pushbroom_fill"])
+        delta = (self.W - 1) / 2 * speed - (along.max() + along.min()) / 2
+        self.t = self.t + delta * np.array([1.0, -c / s, 0.0])
+        self.intr2 = PushbroomIntrinsics.from_parameters(speed, intr2.f, intr2.u, intr2.theta)
+        self.cam2 = compose_camera(self.intr2, rvec_from_matrix(self.R), self.t)
+        return True
+
+
+def _coverage(X, cam1, cam2, W, H) -> float:
+    """Smaller of the two images' fractions of area inside the bounding box of the points."""
+    spans = [np.ptp(cam.project(X), axis=0).prod() / ((W - 1) * (H - 1)) for cam in (cam1, cam2)]
+    return float(min(spans)) if len(X) else 0.0
+
+
+def _pushbroom_pair_angle(att) -> float:
+    """Smallest angle (degrees) between the along-track or between the flight directions."""
+    R = att.R
+    r1a, r1b = np.array([1.0, 0.0, 0.0]), R.T @ np.array([1.0, 0.0, 0.0])
+    fa, fb = _flight_direction(att.intr1), R.T @ _flight_direction(att.intr2)
+    ang = [np.degrees(np.arccos(min(1.0, abs(a @ b)))) for a, b in ((r1a, r1b), (fa, fb))]
+    return float(min(ang))
+
+
+def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> SweepScene:
+    r"""A calibrated two-view scene drawn from a wide space of configurations.
+
+    Camera 1 sits at the origin in its canonical frame; camera 2 is placed at a baseline in
+    a chosen direction and turned towards the scene by a part of the fixating rotation, then
+    rolled about its central ray, so that the relative rotation has the drawn angle (when the
+    turn needed to keep the scene in view is larger, the realised angle is recorded). Scene
+    points are drawn in a window of image 1 (``coverage`` of its area), at depths in a box or
+    on one tilted plane (``plane_fraction`` of them), and kept when they lie in front of both
+    cameras and project inside both images (noise-free). Inlier observations get Gaussian
+    noise of ``sigma`` pixels per coordinate; outliers are random pixel pairs, uniform in
+    the images.
+
+    Every parameter is drawn from :data:`SWEEP_RANGES` unless given as a keyword override
+    (a scalar applies to both cameras). Parameters are drawn in a fixed order and the points
+    come from a separate stream, so a seed gives the same configuration whatever ``max_n``
+    and the other overrides are. A draw whose cameras do not see enough of the scene (or, for
+    a pushbroom pair, whose cameras nearly share a slit) is redrawn; ``params["attempts"]``
+    counts the draws.
+
+    Parameters
+    ----------
+    rng : None, int or numpy.random.Generator
+    max_n : int, optional
+        Cap on the number of correspondences (the drawn ``n`` is log-uniform in 30-10,000).
+    **overrides
+        ``kind`` ("two_slit", "mixed": one pushbroom camera, "pushbroom"), ``n``,
+        ``image_width`` (height is 3/4 of it), ``slit_ratio`` (``|d| / depth``, depth measured
+        from the slit nearer the scene), ``slit_angle_deg``, ``pushbroom_angle_deg``,
+        ``focal`` (pixels, every magnification), ``principal_point`` ((u0, v0) pixels for both
+        cameras), ``coverage``, ``baseline`` ("sideways", "forward", "vertical", "mixed"),
+        ``baseline_ratio``, ``rotation_deg``, ``convergence``, ``depth``, ``depth_extent``,
+        ``plane_fraction``, ``plane_tilt_deg``, ``sigma``, ``outlier_ratio``,
+        ``pushbroom_first`` (mixed kind: which camera is the pushbroom), ``degenerate``
+        (``"same flight line"``: a pushbroom pair flying along one line, where the tensor is
+        undetermined; never drawn by default).
+
+    Returns
+    -------
+    SweepScene
+        ``params`` holds, besides every drawn value: ``kind``, ``n`` (after the cap),
+        ``n_requested``, ``image_width``, ``image_height``, ``coverage`` (as realised: the
+        smaller of the two images' area fractions in the bounding box of the inliers; the
+        drawn value, the window of image 1, is ``coverage_drawn``; camera 2 may see only a
+        part of it), ``slit_ratio`` (largest over the
+        two-slit cameras, NaN for a pushbroom pair), ``slit_obliquity_deg`` (largest
+        ``|theta - 90|`` of the two-slit cameras), ``focal_min``, ``principal_offset``
+        (largest distance of a principal point from the image centre, in half image sizes:
+        above 1 it is outside), ``baseline_ratio`` (realised, between the frame origins or, for a pushbroom camera, the
+        point of its flight line nearest the scene centre) and ``rotation_deg`` (realised),
+        ``flight_angle_deg`` (pushbroom pairs: the smaller of the angles between the along-track
+        directions and between the flight directions), ``degenerate`` (None or a description
+        of the slit the cameras share), and
+        ``attempts``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown override or a value outside its domain (naming it), or when no
+        placement of the cameras sees the scene after many draws.
+
+    Examples
+    --------
+    >>> scene = random_sweep_scene(3, max_n=200, kind="two_slit", outlier_ratio=0.0)
+    >>> scene.points1.shape, bool(scene.inliers.all())
+    ((200, 2), True)
+    """
+    seed = int(rng) if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) else None
+    rng = check_rng(rng)
+    if max_n is not None:
+        max_n = check_positive_int("max_n", max_n, minimum=15)
+    if "degenerate" in overrides and overrides["degenerate"] is not None and \
+            "kind" in overrides and overrides["kind"] != "pushbroom":
+        raise ValueError(f"degenerate={overrides['degenerate']!r} needs kind='pushbroom', got "
+                         f"kind={overrides['kind']!r}")
+    point_rng = np.random.default_rng(rng.integers(2**63))
+    for attempt in range(1, _MAX_ATTEMPTS + 1):  # noqa: B007 (recorded in params)
+        p = _draw_parameters(rng)
+        _apply_overrides(p, overrides)
+        try:
+            att = _Attempt(p)
+        except ValueError:  # e.g. a principal point override that leaves no valid camera
+            continue
+        use_plane = p["plane_fraction"] > 0
+        pilot_box = att.candidates(rng, _PILOT, plane=False)
+        pilot_plane = att.candidates(rng, _PILOT, plane=True) if use_plane else pilot_box
+        if not att.finish_camera2(np.vstack([pilot_box, pilot_plane])):
+            continue
+        if not (_visible(att.cam1, att.cam2, pilot_box, att.W, att.H).mean() >= _MIN_VISIBLE
+                and len(pilot_plane) > 0.2 * _PILOT
+                and _visible(att.cam1, att.cam2, pilot_plane, att.W, att.H).mean()
+                >= _MIN_VISIBLE):
+            continue
+        flight_angle = np.nan
+        if att.models == ("pushbroom", "pushbroom"):
+            flight_angle = _pushbroom_pair_angle(att)
+            if p.get("degenerate_request") is None and flight_angle < MIN_PUSHBROOM_ANGLE_DEG:
+                continue
+        break
+    else:
+        raise ValueError(f"could not place two cameras seeing a scene in {_MAX_ATTEMPTS} draws "
+                         f"with overrides {sorted(overrides)}; relax them")
+    n_requested = p["n"]
+    n = min(n_requested, max_n) if max_n is not None else n_requested
+    n_plane = round(p["plane_fraction"] * n)
+    parts = []
+    for count, plane in ((n - n_plane, False), (n_plane, True)):
+        got = np.empty((0, 3))
+        for _ in range(1000):
+            if len(got) >= count:
+                break
+            X = att.candidates(point_rng, max(int(2 * (count - len(got)) / _MIN_VISIBLE), 256),
+                               plane=plane)
+            got = np.vstack([got, X[_visible(att.cam1, att.cam2, X, att.W, att.H)]])
+        if len(got) < count:
+            raise ValueError("could not draw enough visible points; lower n or relax overrides")
+        parts.append(got[:count])
+    X = np.vstack(parts)
+    X = X[point_rng.permutation(n)]
+    cam1, cam2 = att.cam1, att.cam2
+    p1, p2 = cam1.project(X), cam2.project(X)
+    sigma = p["sigma"]
+    q1 = p1 + point_rng.normal(scale=sigma, size=p1.shape) if sigma > 0 else p1.copy()
+    q2 = p2 + point_rng.normal(scale=sigma, size=p2.shape) if sigma > 0 else p2.copy()
+    inliers = np.ones(n, bool)
+    n_out = round(p["outlier_ratio"] * n)
+    if n_out:
+        idx = point_rng.choice(n, n_out, replace=False)
+        size = np.array([att.W - 1, att.H - 1], float)
+        q1[idx] = point_rng.uniform(size=(n_out, 2)) * size
+        q2[idx] = point_rng.uniform(size=(n_out, 2)) * size
+        inliers[idx] = False
+        X = X.copy()
+        X[idx] = np.nan
+    F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    F = F / np.linalg.norm(F)
+    # The parameters that describe the scene, for grouping results by region.
+    intrs = (att.intr1, att.intr2)
+    two_slit = [i for i in intrs if isinstance(i, TwoSlitIntrinsics)]
+    shared = _shared_slits(cam1, cam2)
+    degenerate = None
+    if shared:
+        finite = any(i == 1 and j == 1 for i, j in shared)
+        degenerate = DEGENERATE_SAME_FLIGHT_LINE if finite else "shared slit at infinity"
+    focals = [v for i in intrs for v in ((i.f,) if isinstance(i, PushbroomIntrinsics)
+                                         else (i.fu, 2 * i.fv))]
+    C2 = -att.R.T @ att.t
+    base1, base2 = np.zeros(3), C2
+    if att.models[0] == "pushbroom":  # the points of the flight lines nearest the scene
+        fdir = _flight_direction(att.intr1)
+        base1 = (att.S @ fdir) * fdir
+    if att.models[1] == "pushbroom":
+        fdir = att.R.T @ _flight_direction(att.intr2)
+        base2 = C2 + ((att.S - C2) @ fdir) * fdir
+    out = {k: v for k, v in p.items() if k not in ("baseline_mixed", "principal_point_px",
+                                                  "degenerate_request")}
+    out.update({
+        "n": n, "n_requested": n_requested, "image_height": att.H,
+        "slit_ratio1": (abs(att.intr1.d) / p["depth"] if att.models[0] == "two_slit"
+                        else float("nan")),
+        "slit_ratio2": (abs(att.intr2.d) / p["depth"] if att.models[1] == "two_slit"
+                        else float("nan")),
+        "slit_ratio": (max(abs(i.d) for i in two_slit) / p["depth"] if two_slit
+                       else float("nan")),
+        "slit_obliquity_deg": (max(abs(np.degrees(i.theta) - 90.0) for i in two_slit)
+                               if two_slit else float("nan")),
+        "focal_min": float(min(focals)),
+        "principal_offset": float(max(_principal_offset(i, att.W, att.H) for i in intrs)),
+        "baseline_ratio": float(np.linalg.norm(base2 - base1) / p["depth"]),
+        "rotation_deg": float(np.degrees(_rotation_angle(att.R))),
+        "coverage_drawn": p["coverage"],
+        "coverage": _coverage(X[inliers] if inliers.any() else X, cam1, cam2, att.W, att.H),
+        "flight_angle_deg": flight_angle,
+        "degenerate": degenerate,
+        "attempts": attempt,
+    })
+    return SweepScene(cam1, cam2, att.intr1, att.intr2, att.R.copy(), att.t.copy(), F, X, q1,
+                      q2, inliers, float(sigma), (att.W, att.H), out, seed)
+
+
+#: A scene is *determined* (its data fix the pose) when the maximum-likelihood fit started from
+#: the truth has predicted standard deviations (``sigma^2`` times the inverse of the pose block of
+#: the Gauss-Newton matrix, the points eliminated) and actual errors below these, and that
+#: block's condition number (after scaling it to a unit diagonal) is below the last.
+DETERMINED_ROTATION_DEG = 1.0
+DETERMINED_TRANSLATION_REL = 0.1
+DETERMINED_CONDITION = 1e10
+
+
+def rotation_error_deg(R, R_true) -> float:
+    """Angle in degrees of ``R R_true^T`` for (3, 3) rotations."""
+    R = np.asarray(R, dtype=float)
+    return float(np.degrees(_rotation_angle(R @ np.asarray(R_true, dtype=float).T)))
+
+
+def translation_errors(t, t_true) -> tuple[float, float]:
+    """``(|t - t_true|, |t - t_true| / |t_true|)`` for (3,) or (3, 1) translations."""
+    t = np.ravel(np.asarray(t, dtype=float))
+    t_true = np.ravel(np.asarray(t_true, dtype=float))
+    err = float(np.linalg.norm(t - t_true))
+    return err, err / float(np.linalg.norm(t_true))
+
+
+@dataclass
+class MLYardstick:
+    """Result of :func:`ml_from_truth`: what the data of a scene allow.
+
+    Attributes
+    ----------
+    R : (3, 3) ndarray
+    t : (3,) ndarray
+        The maximum-likelihood pose of camera 2 (``X2 = R X1 + t``).
+    rotation_error_deg, translation_error, translation_rel_error : float
+        Its errors against the truth (degrees, scene units, relative to ``|t|``).
+    rms : float
+        Reprojection RMS per coordinate on the true inliers (pixels).
+    rotation_std_deg, translation_std : float
+        Predicted standard deviations (root of the trace of the covariance blocks) at the
+        scene's ``sigma``.
+    condition : float
+        Condition number of the pose block of the Gauss-Newton matrix scaled to a unit
+        diagonal (inf when singular).
+    determined : bool
+        See :data:`DETERMINED_ROTATION_DEG`.
+    n_inliers : int
+    """
+
+    R: np.ndarray
+    t: np.ndarray
+    rotation_error_deg: float
+    translation_error: float
+    translation_rel_error: float
+    rms: float
+    rotation_std_deg: float
+    translation_std: float
+    condition: float
+    determined: bool
+    n_inliers: int
+
+
+def _check_scene(scene):
+    if not isinstance(scene, SweepScene):
+        raise ValueError(f"scene must be a SweepScene (from random_sweep_scene), got "
+                         f"{type(scene).__name__}")
+    return scene
+
+
+def ml_from_truth(scene, *, max_iterations: int = 50) -> MLYardstick:
+    r"""Maximum-likelihood pose and points from the true pose, on the true inliers.
+
+    Starting from the true pose and the points triangulated with it,
+    :func:`xslit.sfm.refine_metric_pose` minimises the reprojection error over the pose (6)
+    and the points (3N). Its errors against the truth are what the data allow: an estimator
+    that reaches the same minimum has the same errors. The predicted covariance of the pose
+    is
+
+    .. math:: \Sigma = \sigma^2 (U - W V^{-1} W^T)^{-1}
+
+    with ``U, V, W`` the pose, point and cross blocks of :math:`J^T J` at the minimum
+    (forward differences); see :data:`DETERMINED_ROTATION_DEG` for when a scene counts as
+    determined.
+
+    Parameters
+    ----------
+    scene : SweepScene
+    max_iterations : int
+
+    Returns
+    -------
+    MLYardstick
+
+    Examples
+    --------
+    >>> scene = random_sweep_scene(1, max_n=100, kind="two_slit", sigma=0.0)
+    >>> bool(ml_from_truth(scene).rotation_error_deg < 1e-6)
+    True
+    """
+    scene = _check_scene(scene)
+    max_iterations = check_positive_int("max_iterations", max_iterations)
+    inl = scene.inliers
+    p1, p2 = scene.points1[inl], scene.points2[inl]
+    intr1, intr2 = scene.intrinsics1, scene.intrinsics2
+    rvec0 = rvec_from_matrix(scene.R)
+    rvec, tvec, X, rms = refine_metric_pose(intr1, intr2, rvec0, scene.t, p1, p2,
+                                            max_iterations=max_iterations)
+    R = matrix_from_rvec(rvec)
+    rot_err = rotation_error_deg(R, scene.R)
+    t_err, t_rel = translation_errors(tvec, scene.t)
+    cam1 = compose_camera(intr1, np.zeros(3), np.zeros(3))
+    ones = np.ones((len(X), 1))
+
+    def fun(g, pts):
+        cam2 = compose_camera(intr2, g[:3], g[3:])
+        return reprojection_residuals([cam1, cam2], [p1, p2],
+                                      np.concatenate([pts, ones], axis=1))
+
+    g = np.concatenate([rvec, tvec])
+    Jg, Jp = numeric_block_jacobian(fun, g, X)
+    U = np.einsum("nmi,nmj->ij", Jg, Jg)
+    V = np.einsum("nmi,nmj->nij", Jp, Jp)
+    Wb = np.einsum("nmi,nmj->nij", Jg, Jp)
+    cond, rot_std, t_std = np.inf, np.inf, np.inf
+    try:
+        # A point the data leave free (e.g. sent towards infinity) carries no pose information:
+        # the pseudo-inverse drops its null directions instead of failing.
+        S = U - np.einsum("nik,nkl,njl->ij", Wb, np.linalg.pinv(V, rcond=1e-12), Wb)
+        scale = 1.0 / np.sqrt(np.abs(np.diag(S)))
+        Sn = S * scale[:, None] * scale[None, :]
+        cond = float(np.linalg.cond(Sn))
+        if np.isfinite(cond) and cond < 1e15:
+            cov = scene.sigma**2 * (np.linalg.inv(Sn) * scale[:, None] * scale[None, :])
+            rot_std = float(np.degrees(np.sqrt(max(np.trace(cov[:3, :3]), 0.0))))
+            t_std = float(np.sqrt(max(np.trace(cov[3:, 3:]), 0.0)))
+    except np.linalg.LinAlgError:
+        pass
+    tnorm = float(np.linalg.norm(scene.t))
+    determined = bool(cond < DETERMINED_CONDITION
+                      and rot_std <= DETERMINED_ROTATION_DEG
+                      and t_std <= DETERMINED_TRANSLATION_REL * tnorm
+                      and rot_err <= DETERMINED_ROTATION_DEG
+                      and t_rel <= DETERMINED_TRANSLATION_REL)
+    return MLYardstick(R, np.asarray(tvec, float), rot_err, t_err, t_rel, rms, rot_std, t_std,
+                       cond, determined, int(inl.sum()))
+
+
+@dataclass
+class NoiseCeiling:
+    """Result of :func:`noise_ceiling`: the inlier mask of the true tensor at a threshold.
+
+    Attributes
+    ----------
+    within : (N,) bool ndarray
+        Correspondences whose Sampson distance to the true tensor is below the threshold.
+    precision, recall : float
+        Of ``within`` against the true inliers (NaN when undefined).
+    """
+
+    within: np.ndarray
+    precision: float
+    recall: float
+
+
+def noise_ceiling(scene, threshold: float) -> NoiseCeiling:
+    r"""Precision and recall of the true tensor's inlier mask at ``threshold`` (pixels).
+
+    No estimator can do better on average: with noise, some true inliers fall outside the
+    threshold (the Sampson distance is distributed as :math:`\sigma |N(0, 1)|`) and some
+    outliers fall inside it by chance.
+
+    Parameters
+    ----------
+    scene : SweepScene
+    threshold : float
+        Positive, on the Sampson distance, as given to ``findEpipolarTensor``.
+
+    Returns
+    -------
+    NoiseCeiling
+    """
+    scene = _check_scene(scene)
+    threshold = _check_real("threshold", threshold, 0.0, np.inf, lo_open=True, hi_open=True)
+    within = sampson_distance(scene.F, scene.points1, scene.points2) < threshold
+    hit = int((within & scene.inliers).sum())
+    precision = hit / within.sum() if within.any() else float("nan")
+    recall = hit / scene.inliers.sum() if scene.inliers.any() else float("nan")
+    return NoiseCeiling(within, float(precision), float(recall))
+
+
+def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
+                   yardstick: MLYardstick | None = None, factor: float = 1.5) -> dict:
+    r"""Score an estimate of a scene: inlier mask and pose against the noise ceiling and ML.
+
+    Precision and recall ratios divide the mask's precision and recall (against the true
+    inliers) by those of :func:`noise_ceiling` at ``threshold``. Pose errors are compared with
+    the yardstick of :func:`ml_from_truth` through
+
+    .. math:: \rho = \frac{e}{\max(e_{ML}, s_{ML})}
+
+    (``s_ML`` its predicted standard deviation, so that a yardstick that is lucky on one
+    scene does not make the ratio meaningless; on noise-free data the denominators are at
+    least 1e-6 degrees and 1e-6 ``|t|``); the pose is *within* when both ratios are at most
+    ``factor``.
+
+    Parameters
+    ----------
+    scene : SweepScene
+    mask : (N,) or (N, 1) array_like
+        Non-zero for the correspondences the estimator kept.
+    R : (3, 3) array_like, optional
+    t : (3,) or (3, 1) array_like, optional
+        The estimated pose; None when the pose was not estimated.
+    threshold : float
+    yardstick : MLYardstick, optional
+        Computed when omitted.
+    factor : float
+
+    Returns
+    -------
+    dict
+        ``precision``, ``recall``, ``ceiling_precision``, ``ceiling_recall``,
+        ``precision_ratio``, ``recall_ratio``, ``n_mask``, the yardstick's figures
+        (``ml_*``), ``determined``, and with a pose ``rotation_error_deg``,
+        ``translation_error``, ``translation_rel_error``, ``rotation_ratio``,
+        ``translation_ratio``, ``pose_within``.
+    """
+    scene = _check_scene(scene)
+    n = len(scene.inliers)
+    m = np.ravel(check_array("mask", mask))
+    if m.shape != (n,):
+        raise ValueError(f"mask must have {n} entries (one per correspondence), got shape "
+                         f"{np.shape(mask)}")
+    m = m != 0
+    factor = _check_real("factor", factor, 0.0, np.inf, lo_open=True, hi_open=True)
+    ceiling = noise_ceiling(scene, threshold)
+    hit = int((m & scene.inliers).sum())
+    precision = hit / m.sum() if m.any() else float("nan")
+    recall = hit / scene.inliers.sum() if scene.inliers.any() else float("nan")
+    y = yardstick if yardstick is not None else ml_from_truth(scene)
+    rec = {
+        "n_mask": int(m.sum()), "precision": float(precision), "recall": float(recall),
+        "ceiling_precision": ceiling.precision, "ceiling_recall": ceiling.recall,
+        "precision_ratio": float(precision / ceiling.precision) if m.any() else 0.0,
+        "recall_ratio": float(recall / ceiling.recall),
+        "ml_rotation_error_deg": y.rotation_error_deg, "ml_translation_error": y.translation_error,
+        "ml_translation_rel_error": y.translation_rel_error, "ml_rms": y.rms,
+        "ml_rotation_std_deg": y.rotation_std_deg, "ml_translation_std": y.translation_std,
+        "ml_condition": y.condition, "determined": y.determined,
+    }
+    if R is not None and t is not None:
+        rot = rotation_error_deg(check_matrix("R", R, (3, 3)), scene.R)
+        t_err, t_rel = translation_errors(check_array("t", t), scene.t)
+        rr = rot / max(y.rotation_error_deg, y.rotation_std_deg, 1e-6)
+        tr = t_err / max(y.translation_error, y.translation_std,
+                         1e-6 * float(np.linalg.norm(scene.t)))
+        rec.update({"rotation_error_deg": rot, "translation_error": t_err,
+                    "translation_rel_error": t_rel, "rotation_ratio": float(rr),
+                    "translation_ratio": float(tr),
+                    "pose_within": bool(rr <= factor and tr <= factor)})
+    return rec
+
+
+def _region_match(params, region) -> bool:
+    for name, want in region.items():
+        v = params.get(name)
+        if isinstance(want, tuple):
+            if v is None or isinstance(v, str) or not (want[0] <= v < want[1]):
+                return False
+        elif v != want:
+            return False
+    return True
+
+
+def sweep_two_view(estimate, seeds, *, max_n: int | None = None, threshold: float = 1.5,
+                   threshold_sigmas: float | None = None, overrides: dict | None = None,
+                   region: dict | None = None, factor: float = 1.5, count: int | None = None,
+                   clock=None) -> list[dict]:
+    """Run an estimator on seeded :func:`random_sweep_scene` scenes and score each one.
+
+    Parameters
+    ----------
+    estimate : callable
+        ``estimate(points1, points2, intrinsics1, intrinsics2, threshold) -> dict`` with keys
+        ``mask`` ((N,) or (N, 1)), ``R``, ``t`` (None when not estimated) and ``failure``
+        (None or the reason). An exception it raises is caught and recorded as the failure.
+    seeds : iterable of int
+        One scene per seed, in order.
+    max_n : int, optional
+        Cap on the number of correspondences of each scene.
+    threshold : float
+        Pixels, passed to ``estimate`` and used for the noise ceiling.
+    threshold_sigmas : float, optional
+        When given, each scene's threshold is this multiple of its noise ``sigma`` instead.
+    overrides : dict, optional
+        Passed to :func:`random_sweep_scene`.
+    region : dict, optional
+        Keep only scenes whose ``params[name]`` equals a value or lies in a ``(lo, hi)``
+        interval (half open), for every item.
+    factor : float
+        Pose tolerance relative to the yardstick (see :func:`score_two_view`).
+    count : int, optional
+        Stop after this many kept scenes.
+    clock : callable, optional
+        Returns seconds (e.g. ``time.perf_counter``); when given, ``time_s`` records the time
+        ``estimate`` took. Without it the records hold no timing and are reproducible.
+
+    Returns
+    -------
+    list of dict
+        One record per kept scene: ``seed``, ``params``, ``threshold``, ``failure``,
+        ``n``, ``n_inliers``, the figures of :func:`score_two_view` (without a mask:
+        ``precision_ratio`` and ``recall_ratio`` are 0), and ``time_s``.
+    """
+    if not callable(estimate):
+        raise ValueError(f"estimate must be callable, got {type(estimate).__name__}")
+    overrides = dict(overrides or {})
+    region = dict(region or {})
+    if count is not None:
+        count = check_positive_int("count", count)
+    threshold = _check_real("threshold", threshold, 0.0, np.inf, lo_open=True, hi_open=True)
+    if threshold_sigmas is not None:
+        threshold_sigmas = _check_real("threshold_sigmas", threshold_sigmas, 0.0, np.inf,
+                                       lo_open=True, hi_open=True)
+    records = []
+    for seed in seeds:
+        if count is not None and len(records) >= count:
+            break
+        seed = check_positive_int("seeds", seed, minimum=0)
+        try:
+            scene = random_sweep_scene(seed, max_n=max_n, **overrides)
+        except ValueError as exc:
+            if not region:
+                records.append({"seed": seed, "params": {}, "failure": f"scene: {exc}"})
+            continue
+        if not _region_match(scene.params, region):
+            continue
+        thr = threshold if threshold_sigmas is None else max(threshold_sigmas * scene.sigma,
+                                                             1e-6)
+        rec = {"seed": seed, "params": scene.params, "threshold": thr,
+               "n": len(scene.inliers), "n_inliers": int(scene.inliers.sum())}
+        out, failure = {}, None
+        start = clock() if clock is not None else 0.0
+        try:
+            out = estimate(scene.points1, scene.points2, scene.intrinsics1, scene.intrinsics2,
+                           thr) or {}
+            failure = out.get("failure")
+        except Exception as exc:  # one scene never stops the sweep; the reason is recorded
+            failure = f"{type(exc).__name__}: {exc}"
+        if clock is not None:
+            rec["time_s"] = clock() - start
+        mask = out.get("mask")
+        if mask is None:
+            mask = np.zeros(len(scene.inliers))
+        y = ml_from_truth(scene)
+        rec.update(score_two_view(scene, mask, out.get("R"), out.get("t"), threshold=thr,
+                                  yardstick=y, factor=factor))
+        rec["failure"] = failure
+        records.append(rec)
+    return records
+
+
+#: Bins of :func:`summarize_sweep`: edges for numbers (the last bin is closed), None for a
+#: parameter whose values are categories.
+SWEEP_BINS = {
+    "kind": None,
+    "baseline": None,
+    "degenerate": None,
+    "n": (30, 100, 300, 1000, 3000, 10000),
+    "slit_ratio": (0.005, 0.02, 0.05, 0.2, 1.0),
+    "slit_obliquity_deg": (0, 20, 45, 70),
+    "focal_min": (200, 400, 800, 1600, 3000),
+    "principal_offset": (0, 0.5, 1, 2, 3),
+    "coverage": (0.2, 0.4, 0.6, 0.8, 1.0),
+    "baseline_ratio": (0.0, 0.05, 0.1, 0.2, 0.5, np.inf),
+    "rotation_deg": (0, 5, 10, 20, 30),
+    "depth_extent": (0.1, 0.4, 0.7, 1.0),
+    "plane_fraction": (0, 0.2, 0.4, 0.6, 0.8),
+    "sigma": (0.1, 0.3, 0.6, 1.2, 2.0),
+    "outlier_ratio": (0, 0.2, 0.4, 0.55, 0.7),
+}
+
+
+def _bin_label(value, edges):
+    """Label and sort key of the bin of ``value``."""
+    if edges is None:
+        return str(value), (0, str(value))
+    if value is None or not np.isfinite(value):
+        return "n/a", (2, 0.0)
+    for lo, hi in itertools.pairwise(edges):
+        if lo <= value < hi or (hi == edges[-1] and value == hi):
+            return (f"[{lo:g}, {hi:g}]" if hi == edges[-1] else f"[{lo:g}, {hi:g})"), (1, lo)
+    if value < edges[0]:
+        return f"< {edges[0]:g}", (0, -np.inf)
+    return f"> {edges[-1]:g}", (1, np.inf)
+
+
+def _tally(records, factor):
+    ok = [r for r in records if "precision_ratio" in r and r["n_inliers"] >= MIN_LINEAR_POINTS]
+    pr = np.array([min(r["precision_ratio"], r["recall_ratio"]) for r in ok]) if ok else \
+        np.zeros(0)
+    det = [r for r in ok if r["determined"]]
+    within = [r for r in det if r.get("pose_within")]
+    rot = np.array([r["rotation_error_deg"] for r in ok if "rotation_error_deg" in r])
+    return {
+        "scenes": len(records),
+        "too_few_inliers": sum(1 for r in records
+                               if r.get("n_inliers", 0) < MIN_LINEAR_POINTS),
+        "failures": sum(1 for r in records if r.get("failure")),
+        "pr_0.99": float(np.mean(pr >= 0.99)) if len(pr) else float("nan"),
+        "pr_0.95": float(np.mean(pr >= 0.95)) if len(pr) else float("nan"),
+        "determined": len(det),
+        "pose_within": float(len(within) / len(det)) if det else float("nan"),
+        "rotation_median_deg": float(np.median(rot)) if len(rot) else float("nan"),
+        "rotation_max_deg": float(np.max(rot)) if len(rot) else float("nan"),
+        "factor": factor,
+    }
+
+
+def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -> dict:
+    """Aggregate :func:`sweep_two_view` records overall and per region of the scene space.
+
+    Parameters
+    ----------
+    records : list of dict
+    factor : float
+        The pose tolerance the records were scored with (reported).
+    bins : dict, optional
+        Parameter name to bin edges or None (categories); :data:`SWEEP_BINS` by default.
+
+    Returns
+    -------
+    dict
+        ``overall`` and ``regions[name][label]``, each with ``scenes``, ``too_few_inliers``
+        (scenes with fewer true inliers than the linear solver needs, left out of the
+        fractions), ``failures``, ``pr_0.99`` and ``pr_0.95`` (fractions of scenes whose
+        precision and recall are both at least that fraction of the ceiling),
+        ``determined`` (count), ``pose_within``
+        (fraction of the determined scenes whose pose is within ``factor`` of the yardstick),
+        ``rotation_median_deg`` and ``rotation_max_deg``.
+    """
+    bins = SWEEP_BINS if bins is None else bins
+    regions = {}
+    for name, edges in bins.items():
+        groups, keys = {}, {}
+        for r in records:
+            if name in r.get("params", {}):
+                label, key = _bin_label(r["params"][name], edges)
+                groups.setdefault(label, []).append(r)
+                keys[label] = key
+        regions[name] = {label: _tally(groups[label], factor)
+                         for label in sorted(groups, key=lambda lb: keys[lb])}
+    return {"overall": _tally(records, factor), "regions": regions}

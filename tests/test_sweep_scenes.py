@@ -1,0 +1,296 @@
+"""The wide two-view scene generator, its yardstick and the sweep scoring, against ground truth."""
+
+import numpy as np
+import pytest
+from tolerances import (
+    SWEEP_ML_NOISE_FREE,
+    SWEEP_ROTATION_SLACK_DEG,
+    SWEEP_SAMPSON_NOISE_FREE_PX,
+)
+
+from xslit.epipolar import design_matrix, epipolar_tensor, sampson_distance
+from xslit.geometry.projective import matrix_from_rvec
+from xslit.synthetic import (
+    DEGENERATE_SAME_FLIGHT_LINE,
+    MIN_PUSHBROOM_ANGLE_DEG,
+    SWEEP_BASELINES,
+    SWEEP_KINDS,
+    SWEEP_RANGES,
+    PushbroomIntrinsics,
+    TwoSlitIntrinsics,
+    ml_from_truth,
+    noise_ceiling,
+    random_sweep_scene,
+    score_two_view,
+    summarize_sweep,
+    sweep_two_view,
+)
+
+SEEDS = range(40)
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    """Default draws of 40 seeds, capped at 60 correspondences."""
+    return [random_sweep_scene(seed, max_n=60) for seed in SEEDS]
+
+
+def _in_range(value, name):
+    lo, hi, _ = SWEEP_RANGES[name.removesuffix("_drawn")]
+    return lo <= value <= hi
+
+
+@pytest.mark.parametrize("kind", SWEEP_KINDS)
+@pytest.mark.parametrize("seed", range(4))
+def test_noise_free_inliers_satisfy_the_true_tensor(kind, seed):
+    s = random_sweep_scene(seed, max_n=300, kind=kind, sigma=0.0)
+    d = sampson_distance(s.F, s.points1[s.inliers], s.points2[s.inliers])
+    assert d.max() < SWEEP_SAMPSON_NOISE_FREE_PX
+    # The recorded tensor is that of the recorded cameras, and camera 2 has the recorded pose.
+    F = epipolar_tensor(s.camera1.A1, s.camera1.A2, s.camera2.A1, s.camera2.A2)
+    np.testing.assert_allclose(s.F, F / np.linalg.norm(F), atol=1e-12)
+    X2 = s.X[s.inliers] @ s.R.T + s.t
+    assert np.all(np.isfinite(X2))
+    np.testing.assert_allclose(s.R @ s.R.T, np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", SWEEP_KINDS)
+def test_points_in_front_of_both_cameras_and_inside_both_images(kind):
+    for seed in range(6):
+        s = random_sweep_scene(seed, max_n=400, kind=kind, sigma=0.0)
+        W, H = s.image_size
+        X = s.X[s.inliers]
+        assert s.camera1.in_front(X).all() and s.camera2.in_front(X).all()
+        for cam, obs in ((s.camera1, s.points1), (s.camera2, s.points2)):
+            px = cam.project(X)
+            np.testing.assert_allclose(obs[s.inliers], px, atol=1e-9)
+            assert (px >= 0).all() and (px[:, 0] <= W - 1).all() and (px[:, 1] <= H - 1).all()
+        out = ~s.inliers
+        assert np.isnan(s.X[out]).all()
+        for obs in (s.points1[out], s.points2[out]):
+            assert (obs >= 0).all() and (obs[:, 0] <= W - 1).all() and (obs[:, 1] <= H - 1).all()
+
+
+def test_every_drawn_parameter_lies_in_its_range(drawn):
+    kinds, baselines, outside = set(), set(), 0
+    for s in drawn:
+        p = s.params
+        kinds.add(p["kind"])
+        baselines.add(p["baseline"])
+        W, H = s.image_size
+        assert 640 <= W <= 2000 and H == round(0.75 * W)
+        assert _in_range(p["n_requested"], "n") and p["n"] == min(p["n_requested"], 60)
+        assert len(s.inliers) == p["n"]
+        assert abs((~s.inliers).sum() - p["outlier_ratio"] * p["n"]) <= 0.5
+        for name in ("coverage_drawn", "convergence", "depth", "depth_extent", "plane_fraction",
+                     "sigma", "outlier_ratio", "pushbroom_aspect"):
+            assert _in_range(p[name], name), (name, p[name])
+        assert 0 <= p["rotation_deg"] <= SWEEP_RANGES["rotation_deg"][1] + SWEEP_ROTATION_SLACK_DEG
+        assert np.degrees(np.arccos((np.trace(s.R) - 1) / 2)) == pytest.approx(p["rotation_deg"])
+        assert p["sigma"] == s.sigma
+        for intr in (s.intrinsics1, s.intrinsics2):
+            if isinstance(intr, TwoSlitIntrinsics):
+                assert _in_range(abs(intr.d) / p["depth"], "slit_ratio")
+                assert _in_range(np.degrees(intr.theta), "slit_angle_deg")
+                assert _in_range(intr.fu, "focal") and _in_range(2 * intr.fv, "focal")
+                u0, v0 = intr.u0 / W, intr.v0 / H
+                outside += not (0 <= u0 <= 1 and 0 <= v0 <= 1)
+            else:
+                assert isinstance(intr, PushbroomIntrinsics)
+                assert _in_range(np.degrees(intr.theta), "pushbroom_angle_deg")
+                assert _in_range(intr.f, "focal")
+                v0 = intr.u / H
+            assert _in_range(v0, "principal_point")
+        if p["kind"] == "pushbroom":
+            assert p["degenerate"] is None and p["flight_angle_deg"] >= MIN_PUSHBROOM_ANGLE_DEG
+        # The points span at most the drawn window of image 1; the realised coverage is the
+        # smaller span of the two images.
+        spans = [np.ptp(cam.project(s.X[s.inliers]), axis=0).prod() / ((W - 1) * (H - 1))
+                 for cam in (s.camera1, s.camera2)]
+        assert spans[0] <= p["coverage_drawn"] + 1e-9
+        assert p["coverage"] == pytest.approx(min(spans))
+    assert kinds == set(SWEEP_KINDS) and baselines == set(SWEEP_BASELINES)
+    assert outside > 0  # principal points outside the image are drawn
+
+
+def test_n_spans_its_range_without_a_cap():
+    ns = [random_sweep_scene(seed, max_n=30, sigma=0.0).params["n_requested"]
+          for seed in range(60)]
+    assert min(ns) < 100 and max(ns) > 3000
+
+
+def test_same_seed_same_scene_and_the_cap_keeps_the_configuration():
+    a = random_sweep_scene(7, max_n=200)
+    b = random_sweep_scene(7, max_n=200)
+    for name in ("points1", "points2", "inliers", "X", "R", "t", "F"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.params == b.params or all(
+        a.params[k] == b.params[k] or (a.params[k] != a.params[k] and b.params[k] != b.params[k])
+        for k in a.params)
+    c = random_sweep_scene(7, max_n=100)
+    np.testing.assert_array_equal(a.R, c.R)
+    np.testing.assert_array_equal(a.t, c.t)
+    assert a.params["sigma"] == c.params["sigma"] and a.params["kind"] == c.params["kind"]
+    d = random_sweep_scene(8, max_n=200)
+    assert not np.array_equal(a.R, d.R)
+    g = random_sweep_scene(np.random.default_rng(7), max_n=200)
+    assert g.seed is None and a.seed == 7
+
+
+def test_overrides_are_honoured():
+    s = random_sweep_scene(2, n=123, kind="mixed", sigma=0.0, outlier_ratio=0.0,
+                           slit_ratio=0.01, focal=900.0, baseline="forward", depth=3.0,
+                           pushbroom_first=True, plane_fraction=0.5, rotation_deg=12.0)
+    p = s.params
+    assert p["kind"] == "mixed" and p["n"] == 123 and s.inliers.all()
+    assert isinstance(s.intrinsics1, PushbroomIntrinsics)
+    assert isinstance(s.intrinsics2, TwoSlitIntrinsics)
+    assert abs(s.intrinsics2.d) == pytest.approx(0.01 * 3.0)
+    assert s.intrinsics2.fu == pytest.approx(900.0) and s.intrinsics1.f == pytest.approx(900.0)
+    assert p["baseline"] == "forward" and p["plane_fraction"] == 0.5
+    assert p["rotation_deg"] == pytest.approx(12.0, abs=SWEEP_ROTATION_SLACK_DEG)
+    np.testing.assert_array_equal(s.points1, s.camera1.project(s.X))
+    # Half of the points lie on one plane: the smallest singular value of the centred
+    # coordinates of the best half-sized coplanar subset vanishes (checked with the plane
+    # drawn through the scene centre with the drawn normal).
+    n = np.array([np.sin(np.radians(p["plane_tilt_deg"])) * np.cos(p["plane_azimuth"]),
+                  np.sin(np.radians(p["plane_tilt_deg"])) * np.sin(p["plane_azimuth"]),
+                  np.cos(np.radians(p["plane_tilt_deg"]))])
+    h = s.X @ n
+    _, counts = np.unique(np.round(h, 9), return_counts=True)
+    assert counts.max() == round(0.5 * 123)
+    w = random_sweep_scene(2, image_width=800, principal_point=(-300.0, 900.0), kind="two_slit")
+    assert w.image_size == (800, 600)
+    assert (w.intrinsics1.u0, w.intrinsics1.v0) == (-300.0, 900.0)
+    assert w.params["principal_offset"] > 1
+
+
+def test_same_flight_line_is_flagged_and_undetermined():
+    s = random_sweep_scene(0, max_n=300, degenerate=DEGENERATE_SAME_FLIGHT_LINE, sigma=0.0,
+                           outlier_ratio=0.0)
+    assert s.params["kind"] == "pushbroom"
+    assert s.params["degenerate"] == DEGENERATE_SAME_FLIGHT_LINE
+    # The tensor is not determined by the correspondences: the design matrix (pixels
+    # normalised per axis) has a null space of dimension above one.
+    p1 = (s.points1 - s.points1.mean(0)) / s.points1.std(0)
+    p2 = (s.points2 - s.points2.mean(0)) / s.points2.std(0)
+    sv = np.linalg.svd(design_matrix(p1, p2), compute_uv=False)
+    assert sv[-2] < 1e-10 * sv[0]
+    g = random_sweep_scene(0, max_n=300, kind="pushbroom", sigma=0.0, outlier_ratio=0.0)
+    p1 = (g.points1 - g.points1.mean(0)) / g.points1.std(0)
+    p2 = (g.points2 - g.points2.mean(0)) / g.points2.std(0)
+    sv = np.linalg.svd(design_matrix(p1, p2), compute_uv=False)
+    assert g.params["degenerate"] is None and sv[-2] > 1e-6 * sv[0]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"sigma": -1.0}, r"^sigma must be a real number in \[0"),
+    ({"outlier_ratio": 1.0}, r"^outlier_ratio must"),
+    ({"slit_ratio": 0.0}, r"^slit_ratio must"),
+    ({"coverage": 1.5}, r"^coverage must"),
+    ({"kind": "pinhole"}, r"^kind must be one of"),
+    ({"baseline": "up"}, r"^baseline must be one of"),
+    ({"n": 5}, r"^n must be an integer >= 15"),
+    ({"max_n": 3}, r"^max_n must be an integer >= 15"),
+    ({"principal_point": 3.0}, r"^principal_point must be a pair"),
+    ({"colour": 1}, r"^colour is not a parameter of random_sweep_scene"),
+    ({"degenerate": "same flight line", "kind": "two_slit"}, r"^degenerate="),
+    ({"degenerate": "twisted"}, r"^degenerate must be None or"),
+    ({"pushbroom_first": 1}, r"^pushbroom_first must be a bool"),
+    ({"rng": "seed"}, r"^rng must be None"),
+])
+def test_bad_arguments_raise_naming_the_argument(kwargs, match):
+    kwargs = dict(kwargs)
+    rng = kwargs.pop("rng", 0)
+    with pytest.raises(ValueError, match=match):
+        random_sweep_scene(rng, **kwargs)
+
+
+@pytest.mark.parametrize("kind", SWEEP_KINDS)
+def test_yardstick_returns_the_truth_on_noise_free_data(kind):
+    for seed in range(3):
+        s = random_sweep_scene(seed, max_n=150, kind=kind, sigma=0.0)
+        y = ml_from_truth(s)
+        assert y.rotation_error_deg < SWEEP_ML_NOISE_FREE
+        assert y.translation_rel_error < SWEEP_ML_NOISE_FREE
+        assert y.rms < SWEEP_ML_NOISE_FREE
+        assert y.n_inliers == s.inliers.sum()
+        assert y.determined == (y.condition < 1e10)
+
+
+def test_yardstick_errors_follow_the_noise_and_flag_undetermined_scenes():
+    s = random_sweep_scene(1, max_n=400, kind="two_slit", sigma=1.0, slit_ratio=0.3,
+                           outlier_ratio=0.0, focal=1000.0, coverage=1.0, baseline_ratio=0.3,
+                           depth_extent=1.0, plane_fraction=0.0)
+    y = ml_from_truth(s)
+    assert 0 < y.rotation_error_deg < 5 * y.rotation_std_deg
+    # 4N residuals, 6 + 3N parameters: the RMS is about sigma sqrt((N - 6) / (4N)).
+    assert y.rms == pytest.approx(s.sigma * np.sqrt((400 - 6) / 1600), rel=0.15)
+    assert y.determined
+    weak = random_sweep_scene(5, n=30, kind="two_slit", sigma=2.0, slit_ratio=0.005,
+                              outlier_ratio=0.0)
+    assert not ml_from_truth(weak).determined
+    with pytest.raises(ValueError, match=r"^scene must be a SweepScene"):
+        ml_from_truth({"points1": s.points1})
+
+
+def test_noise_ceiling_and_score_against_ground_truth():
+    s = random_sweep_scene(3, max_n=500, sigma=0.0, outlier_ratio=0.3)
+    c = noise_ceiling(s, 1.5)
+    assert c.recall == 1.0 and 0.9 < c.precision <= 1.0
+    np.testing.assert_array_equal(c.within[s.inliers], True)
+    with pytest.raises(ValueError, match=r"^threshold must"):
+        noise_ceiling(s, 0.0)
+    y = ml_from_truth(s)
+    perfect = score_two_view(s, c.within, s.R, s.t, threshold=1.5, yardstick=y)
+    assert perfect["precision_ratio"] == 1.0 and perfect["recall_ratio"] == 1.0
+    assert perfect["rotation_error_deg"] < SWEEP_ML_NOISE_FREE and perfect["pose_within"]
+    turned = matrix_from_rvec([0.0, np.radians(2.0), 0.0]) @ s.R
+    half = s.inliers & (np.arange(len(s.inliers)) % 2 == 0)
+    bad = score_two_view(s, half, turned, s.t, threshold=1.5, yardstick=y)
+    assert bad["recall_ratio"] == pytest.approx(half.sum() / s.inliers.sum())
+    assert bad["rotation_error_deg"] == pytest.approx(2.0) and not bad["pose_within"]
+    with pytest.raises(ValueError, match=r"^mask must have"):
+        score_two_view(s, np.ones(3), yardstick=y)
+
+
+def _truth_estimator(scenes):
+    """A stand-in estimator returning the truth (mask from the true tensor), or raising."""
+
+    def estimate(p1, p2, intr1, intr2, threshold):
+        s = scenes[p1.tobytes()]
+        if s.params["kind"] == "pushbroom":
+            raise RuntimeError("no pushbroom pairs here")
+        return {"mask": noise_ceiling(s, threshold).within, "R": s.R, "t": s.t}
+
+    return estimate
+
+
+def test_sweep_records_failures_and_goes_on():
+    seeds = range(10, 22)
+    scenes = {s.points1.tobytes(): s for s in (random_sweep_scene(k, max_n=80) for k in seeds)}
+    records = sweep_two_view(_truth_estimator(scenes), seeds, max_n=80)
+    again = sweep_two_view(_truth_estimator(scenes), seeds, max_n=80)
+    assert [r["seed"] for r in records] == list(seeds)
+    assert [r.get("rotation_error_deg") for r in records] == \
+        [r.get("rotation_error_deg") for r in again]
+    kinds = [r["params"]["kind"] for r in records]
+    assert "pushbroom" in kinds and "two_slit" in kinds
+    for r in records:
+        if r["params"]["kind"] == "pushbroom":
+            assert r["failure"] == "RuntimeError: no pushbroom pairs here"
+            assert r["precision_ratio"] == 0.0 and "rotation_error_deg" not in r
+        else:
+            assert r["failure"] is None and r["recall_ratio"] == 1.0
+            assert r["precision_ratio"] == 1.0 and r["pose_within"]
+    summary = summarize_sweep(records)
+    o = summary["overall"]
+    assert o["scenes"] == 12
+    assert o["failures"] == sum(r["params"]["kind"] == "pushbroom" for r in records)
+    kinds = summary["regions"]["kind"]
+    assert sum(v["scenes"] for v in kinds.values()) == 12
+    only = sweep_two_view(_truth_estimator(scenes), seeds, max_n=80,
+                          region={"kind": "two_slit", "sigma": (0.1, 1.0)})
+    assert all(r["params"]["kind"] == "two_slit" and r["params"]["sigma"] < 1.0 for r in only)
+    with pytest.raises(ValueError, match=r"^estimate must be callable"):
+        sweep_two_view(None, seeds)
