@@ -1,0 +1,740 @@
+r"""The 13-point minimal solver for the epipolar tensor (section 4, appendix C "Minimal SfM").
+
+Thirteen correspondences give 13 equations (eq. linF of section 4) in the 16 entries of
+:math:`F`; on generic data their solutions form a 3-dimensional space
+:math:`\operatorname{span}(N)`. The epipolar tensors are the signed principal minors of
+:math:`4 \times 4` matrices :math:`C` (Theorem 1 and its proof, appendix "Linear SfM"), a
+variety of degree 28, so 28 complex tensors, and 56 matrices :math:`C` in the gauge
+:math:`c_{12} = c_{13} = c_{14} = 1` (each tensor has :math:`C` and :math:`C^T` up to diagonal
+similarity), solve the problem.
+
+Formulation
+-----------
+In the affine chart :math:`f_{2222} = 1` of the null space (``F[1, 1, 1, 1]`` here), every
+tensor of :math:`\operatorname{span}(N)` is
+
+.. math:: f(a, b) = f_0 + a f_1 + b f_2, \qquad (f_0)_{2222} = 1,\ (f_1)_{2222} = (f_2)_{2222} = 0,
+
+and its signed entries :math:`\mu_S = (-1)^{|S|} f_S` must be the principal minors
+:math:`\det C[S, S]` (``S`` the positions whose paper index is 1). The appendix algorithm reads
+the diagonal :math:`c_{pp} = \mu_p` and the first column
+:math:`c_{p1} = c_{11} c_{pp} - \mu_{1p}` off the chart; the eight remaining unknowns
+:math:`u = (a, b, c_{23}, c_{32}, c_{24}, c_{42}, c_{34}, c_{43})` satisfy the eight polynomial
+equations
+
+.. math::
+
+    \det C[S, S] - \mu_S(a, b) = 0, \qquad
+    S \in \{23, 24, 34, 123, 124, 134, 234, 1234\}.
+
+They are solved by parameter homotopy continuation: the parameters :math:`(f_0, f_1, f_2)`
+move on the segment from those of a generic complex start system, whose 56 solutions are
+stored with the package (``data/start_system_13pt.npz``, made by
+``tools/make_start_system.py`` with monodromy), to those of the data. The chart of the start
+system is changed by a random unitary :math:`2 \times 2` matrix on every call (the gamma trick:
+a random complex path that avoids the discriminant with probability one). The system depends
+on :math:`C` only through its principal minors, so the gauge-fixed transpose of a solution is
+a solution: 28 paths, one per transpose pair, are tracked (a fourth-order Runge-Kutta
+predictor, two Newton corrections, adaptive step; all paths of all instances at once) and the
+other 28 solutions are their partners. Instances whose paths fail (a path that diverges or
+stalls, two paths meeting at one end) are tracked again from a fresh random chart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from importlib import resources
+
+import numpy as np
+
+from .._checks import check_array, check_finite, check_rng
+from .linear import axis_normalization
+from .tensor import INDEX, kron_modes
+
+__all__ = [
+    "MIN_MINIMAL_POINTS",
+    "N_SOLUTIONS",
+    "MinimalSolutions",
+    "StartSystem",
+    "chart_from_null_space",
+    "gauge_transpose",
+    "load_start_system",
+    "matrix_from_unknowns",
+    "minimal_residuals",
+    "null_space_charts",
+    "solve_minimal",
+    "solve_minimal_complex",
+    "track_paths",
+]
+
+#: Correspondences of the minimal problem (13 equations, a 3-dimensional null space).
+MIN_MINIMAL_POINTS = 13
+
+#: Complex solutions in the gauge c12 = c13 = c14 = 1 (28 tensors, two matrices C each).
+N_SOLUTIONS = 56
+
+#: Smallest accepted ``s_13 / s_1`` of the normalised 13 x 16 design matrix.
+COND_TOL = 1e-9
+#: Smallest accepted ``|N[15]|`` (the entry f_2222 of the unit null space basis): the chart.
+CHART_TOL = 1e-9
+#: Largest relative imaginary part of a solution counted as real.
+REAL_TOL = 1e-8
+
+
+def _flat(S) -> int:
+    """Index into ``F.reshape(16)`` of the principal minor ``det C[S, S]`` (0-based ``S``)."""
+    idx = [0 if m in S else 1 for m in range(4)]
+    return int(idx[0] * 8 + idx[1] * 4 + idx[2] * 2 + idx[3])
+
+
+#: (-1)^|S| for each entry of F (|S| = number of 0 indices).
+_SIGN = (-1.0) ** (4 - INDEX.sum(axis=1))
+#: The eight equations: subsets S (0-based) whose minors are not read off by the appendix
+#: algorithm.
+_EQ_SUBSETS = ((1, 2), (1, 3), (2, 3), (0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3), (0, 1, 2, 3))
+_EQ_FLAT = np.array([_flat(S) for S in _EQ_SUBSETS])
+_DIAG_FLAT = np.array([_flat((p,)) for p in range(4)])
+_COL_FLAT = np.array([_flat((0, p)) for p in (1, 2, 3)])
+#: Unknown off-diagonal entries u[2:], in order.
+_OFF = ((1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2))
+_OFF_R = np.array([r for r, _ in _OFF])
+_OFF_C = np.array([c for _, c in _OFF])
+#: Entries that depend on the chart coordinates (a, b): the diagonal and the first column.
+_DEP = ((0, 0), (1, 1), (2, 2), (3, 3), (1, 0), (2, 0), (3, 0))
+_DEP_R = np.array([r for r, _ in _DEP])
+_DEP_C = np.array([c for _, c in _DEP])
+
+
+def _det3(row, k, minors, cols):
+    """Determinant of a 3 x 3 matrix from one row and the 2 x 2 minors of the two others.
+
+    ``row[x]`` are the entries of the row at position ``k`` (0: top, 2: bottom) in the
+    columns ``cols`` (3 of them, in order); ``minors[(x, y)]`` (``x < y``) are the 2 x 2 minors
+    of the other two rows, kept in their order.
+    """
+    total = 0.0
+    for pos, x in enumerate(cols):
+        rest = tuple(y for y in cols if y != x)
+        term = row[x] * minors[rest]
+        total = total + term if (k + pos) % 2 == 0 else total - term
+    return total
+
+
+def _pair_minors(r1, r2):
+    """2 x 2 minors ``r1[x] r2[y] - r1[y] r2[x]`` of two rows, keyed by ``(x, y)``, ``x < y``."""
+    return {(x, y): r1[x] * r2[y] - r1[y] * r2[x] for x in range(4) for y in range(x + 1, 4)}
+
+
+def _minors(u, p, dp):
+    """The eight equations, their Jacobian in ``u`` and their derivative along ``dp``.
+
+    Explicit cofactor formulas on ``(P,)`` arrays: every operation is a long vector operation
+    over all paths.
+
+    Parameters
+    ----------
+    u : (8, P) complex ndarray
+    p : (3, 16, P) complex ndarray
+        Chart ``(f0, f1, f2)`` of each path.
+    dp : (3, 16, P) complex ndarray or None
+        Direction of the parameters (``None``: no derivative).
+
+    Returns
+    -------
+    H : (8, P), J : (8, 8, P), Ht : (8, P) or None
+    """
+    a, b = u[0], u[1]
+    sign = _SIGN[:, None]
+    mu = sign * (p[0] + a * p[1] + b * p[2])  # (16, P)
+    dirs = [sign * p[1], sign * p[2]]
+    if dp is not None:
+        dirs.append(sign * (dp[0] + a * dp[1] + b * dp[2]))
+    c = [[None] * 4 for _ in range(4)]
+    c[0][1] = c[0][2] = c[0][3] = 1.0
+    for q in range(4):
+        c[q][q] = mu[_DIAG_FLAT[q]]
+    for q in (1, 2, 3):
+        c[q][0] = c[0][0] * c[q][q] - mu[_COL_FLAT[q - 1]]
+    for k, (i, j) in enumerate(_OFF):
+        c[i][j] = u[2 + k]
+    dc = {}
+    for q in range(4):
+        dc[q, q] = [d[_DIAG_FLAT[q]] for d in dirs]
+    for q in (1, 2, 3):
+        dc[q, 0] = [d00 * c[q][q] + c[0][0] * dqq - d[_COL_FLAT[q - 1]]
+                    for d00, dqq, d in zip(dc[0, 0], dc[q, q], dirs, strict=True)]
+
+    grads, dets = [], []
+    for i, j in _EQ_SUBSETS[:3]:
+        dets.append(c[i][i] * c[j][j] - c[i][j] * c[j][i])
+        grads.append({(i, i): c[j][j], (j, j): c[i][i], (i, j): -c[j][i], (j, i): -c[i][j]})
+    for S in _EQ_SUBSETS[3:7]:
+        g = {}
+        for x in range(3):
+            for y in range(3):
+                x1, x2, y1, y2 = S[(x + 1) % 3], S[(x + 2) % 3], S[(y + 1) % 3], S[(y + 2) % 3]
+                g[S[x], S[y]] = c[x1][y1] * c[x2][y2] - c[x1][y2] * c[x2][y1]
+        dets.append(sum(c[S[0]][S[y]] * g[S[0], S[y]] for y in range(3)))
+        grads.append(g)
+    low, high = _pair_minors(c[2], c[3]), _pair_minors(c[0], c[1])
+    g = {}
+    for j in range(4):
+        cols = tuple(y for y in range(4) if y != j)
+        for i, row, k, minors in ((0, c[1], 0, low), (1, c[0], 0, low), (2, c[3], 2, high),
+                                  (3, c[2], 2, high)):
+            v = _det3(row, k, minors, cols)
+            g[i, j] = v if (i + j) % 2 == 0 else -v
+    dets.append(sum(c[0][j] * g[0, j] for j in range(4)))
+    grads.append(g)
+
+    n = u.shape[1]
+    H = np.empty((8, n), dtype=complex)
+    J = np.zeros((8, 8, n), dtype=complex)
+    Ht = np.empty((8, n), dtype=complex) if dp is not None else None
+    for r, g in enumerate(grads):
+        f = _EQ_FLAT[r]
+        H[r] = dets[r] - mu[f]
+        acc = [-d[f] for d in dirs]
+        for e in _DEP:
+            if e in g:
+                for m in range(len(dirs)):
+                    acc[m] = acc[m] + g[e] * dc[e][m]
+        J[r, 0], J[r, 1] = acc[0], acc[1]
+        if Ht is not None:
+            Ht[r] = acc[2]
+        for k, e in enumerate(_OFF):
+            if e in g:
+                J[r, 2 + k] = g[e]
+    return H, J, Ht
+
+
+def _solve(J, rhs):
+    """``J^{-1} rhs`` for ``J`` (8, 8, P) and ``rhs`` (8, P); NaN where ``J`` is singular."""
+    A = np.moveaxis(J, -1, 0)
+    B = rhs.T[:, :, None]
+    try:
+        x = np.linalg.solve(A, B)[:, :, 0]
+    except np.linalg.LinAlgError:
+        x = np.full(B.shape[:2], np.nan + 0j)
+        with np.errstate(all="ignore"):
+            ok = np.isfinite(np.linalg.cond(A))
+        if np.any(ok):
+            x[ok] = np.linalg.solve(A[ok], B[ok])[:, :, 0]
+    return x.T
+
+
+def minimal_residuals(u, params) -> np.ndarray:
+    """The eight polynomial equations of the module docstring at ``u``.
+
+    Parameters
+    ----------
+    u : (8, ...) array_like
+        ``(a, b, c23, c32, c24, c42, c34, c43)``, complex or real.
+    params : (3, 16, ...) array_like
+        The chart ``(f0, f1, f2)``, broadcast against ``u``'s trailing dimensions.
+
+    Returns
+    -------
+    H : (8, ...) complex ndarray
+    """
+    u = np.asarray(u, dtype=complex)
+    shape = u.shape[1:]
+    p = np.broadcast_to(np.asarray(params, dtype=complex), (3, 16, *shape))
+    H, _, _ = _minors(u.reshape(8, -1), p.reshape(3, 16, -1), None)
+    return H.reshape(8, *shape)
+
+
+def matrix_from_unknowns(u, params) -> np.ndarray:
+    """The matrix :math:`C` (gauge :math:`c_{12} = c_{13} = c_{14} = 1`) of unknowns ``u``.
+
+    Parameters
+    ----------
+    u : (8, ...) array_like
+    params : (3, 16, ...) array_like
+        The chart ``(f0, f1, f2)``.
+
+    Returns
+    -------
+    C : (..., 4, 4) ndarray, complex if ``u`` or ``params`` is.
+    """
+    u = np.asarray(u)
+    params = np.asarray(params)
+    dtype = np.result_type(u, params, float)
+    shape = np.broadcast_shapes(u.shape[1:], params.shape[2:])
+    u = np.broadcast_to(u, (8, *shape))
+    mu = _SIGN.reshape(16, *([1] * len(shape))) * (params[0] + u[0] * params[1]
+                                                   + u[1] * params[2])
+    C = np.empty((4, 4, *shape), dtype=dtype)
+    C[0, 1:] = 1.0
+    d = mu[_DIAG_FLAT]
+    C[[0, 1, 2, 3], [0, 1, 2, 3]] = d
+    C[[1, 2, 3], 0] = d[0] * d[1:] - mu[_COL_FLAT]
+    C[_OFF_R, _OFF_C] = u[2:]
+    return np.moveaxis(C, (0, 1), (-2, -1))
+
+
+def gauge_transpose(C) -> np.ndarray:
+    r"""The partner :math:`D^{-1} C^T D` of ``C`` in the gauge :math:`c_{12} = c_{13} = c_{14} = 1`.
+
+    Same principal minors, so the same tensor (proof of Theorem 1). Complex input allowed.
+
+    Parameters
+    ----------
+    C : (..., 4, 4) array_like
+
+    Returns
+    -------
+    (..., 4, 4) ndarray
+    """
+    Ct = np.swapaxes(np.asarray(C), -1, -2)
+    dvec = np.ones(Ct.shape[:-1], dtype=np.result_type(Ct, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dvec[..., 1:] = 1.0 / Ct[..., 0, 1:]
+    return Ct * dvec[..., None, :] / dvec[..., :, None]
+
+
+def _unknowns_from_matrix(C, ab):
+    """``u`` (8, ...) from matrices ``C`` (..., 4, 4) and chart coordinates ``ab`` (2, ...)."""
+    return np.concatenate([ab, np.moveaxis(C[..., _OFF_R, _OFF_C], -1, 0)])
+
+
+def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
+                min_step: float = 1e-7, first_tol: float = 1e-2, final_newton: int = 3,
+                max_norm: float = 1e8):
+    r"""Track solutions of the eight equations from parameters ``start`` to ``target``.
+
+    The parameters move on the segment :math:`p(t) = (1 - t) p_0 + t p_1`; each path solves
+    :math:`H(u(t), p(t)) = 0`, i.e. :math:`\dot u = -J_u^{-1} \partial_t H`. A step of length
+    :math:`h` is a fourth-order Runge-Kutta prediction followed by two Newton corrections at
+    :math:`t + h`; it is accepted when the first correction is below ``first_tol`` and the
+    second has contracted (relative to :math:`1 + |u|`), and then the step doubles after three
+    acceptances; otherwise it halves. All paths advance together, each with its own
+    :math:`t` and :math:`h`.
+
+    Parameters
+    ----------
+    u0 : (8, P) complex array_like
+        Solutions at ``start``.
+    start, target : (3, 16, P) complex array_like
+        Charts ``(f0, f1, f2)`` of each path.
+    max_steps, h0, min_step, first_tol : tuning of the step control.
+    final_newton : int
+        Newton steps on the target system after reaching :math:`t = 1`.
+
+    Returns
+    -------
+    u : (8, P) complex ndarray
+        End points (NaN for failed paths).
+    ok : (P,) bool ndarray
+        Paths that reached :math:`t = 1` with a converged Newton correction.
+    """
+    u = np.array(u0, dtype=complex)
+    p0 = np.asarray(start, dtype=complex)
+    p1 = np.asarray(target, dtype=complex)
+    dp = p1 - p0
+    n = u.shape[1]
+    t = np.zeros(n)
+    h = np.full(n, h0)
+    state = np.zeros(n, dtype=int)  # 0 running, 1 reached t = 1, 2 failed
+    with np.errstate(all="ignore"):
+        for _ in range(max_steps):
+            act = np.flatnonzero(state == 0)
+            if act.size == 0:
+                break
+            ua, ta = u[:, act], t[act]
+            ha = np.minimum(h[act], 1.0 - ta)
+            p0a, dpa = p0[..., act], dp[..., act]
+
+            def velocity(v, s, p0a=p0a, dpa=dpa):
+                _, J, Ht = _minors(v, p0a + s * dpa, dpa)
+                return -_solve(J, Ht)
+
+            k1 = velocity(ua, ta)
+            k2 = velocity(ua + 0.5 * ha * k1, ta + 0.5 * ha)
+            k3 = velocity(ua + 0.5 * ha * k2, ta + 0.5 * ha)
+            k4 = velocity(ua + ha * k3, ta + ha)
+            un = ua + (ha / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            tn = ta + ha
+            pn = p0a + tn * dpa
+            H, J, _ = _minors(un, pn, None)
+            d1 = _solve(J, H)
+            un = un - d1
+            H, J, _ = _minors(un, pn, None)
+            d2 = _solve(J, H)
+            un = un - d2
+            scale = 1.0 + np.linalg.norm(un, axis=0)
+            e1 = np.linalg.norm(d1, axis=0) / scale
+            e2 = np.linalg.norm(d2, axis=0) / scale
+            good = ((e1 < first_tol) & ((e2 < 0.1 * e1) | (e2 < 1e-11))
+                    & (scale < max_norm))
+            acc, rej = act[good], act[~good]
+            u[:, acc] = un[:, good]
+            t[acc] = np.where(tn[good] >= 1.0 - 1e-15, 1.0, tn[good])
+            with np.errstate(divide="ignore"):
+                factor = 0.8 * (first_tol / e1) ** 0.2
+            factor = np.where(np.isfinite(factor), factor, 0.25)
+            h[acc] = ha[good] * np.clip(factor[good], 0.5, 2.5)
+            h[rej] = ha[~good] * np.clip(factor[~good], 0.1, 0.5)
+            state[acc[t[acc] >= 1.0]] = 1
+            state[rej[(h[rej] < min_step) | ~(scale[~good] < max_norm)]] = 2
+        state[state == 0] = 2
+        for _ in range(final_newton):
+            H, J, _ = _minors(u, p1, None)
+            d = _solve(J, H)
+            u = u - d
+        scale = 1.0 + np.linalg.norm(u, axis=0)
+        ok = (state == 1) & (np.linalg.norm(d, axis=0) / scale < 1e-8)
+    u[:, ~ok] = np.nan
+    return u, ok
+
+
+@dataclasses.dataclass(frozen=True)
+class StartSystem:
+    """A generic complex instance and all its :data:`N_SOLUTIONS` solutions.
+
+    Attributes
+    ----------
+    params : (3, 16) complex ndarray
+        The chart ``(f0, f1, f2)``.
+    solutions : (8, 56) complex ndarray
+        Unknowns ``u`` of every solution; column ``k + 28`` is the gauge transpose partner of
+        column ``k``.
+    """
+
+    params: np.ndarray
+    solutions: np.ndarray
+
+
+@functools.cache
+def load_start_system() -> StartSystem:
+    """The start system stored with the package (``data/start_system_13pt.npz``)."""
+    ref = resources.files("xslit.epipolar").joinpath("data", "start_system_13pt.npz")
+    with resources.as_file(ref) as path, np.load(path) as data:
+        return StartSystem(data["params"].copy(), data["solutions"].copy())
+
+
+def _unitary2(rng, size):
+    """Random unitary 2 x 2 matrices ``(size, 2, 2)`` times random phases (Haar, via QR)."""
+    Z = rng.normal(size=(size, 2, 2)) + 1j * rng.normal(size=(size, 2, 2))
+    Q, R = np.linalg.qr(Z)
+    ph = np.diagonal(R, axis1=1, axis2=2)
+    return Q * (ph / np.abs(ph))[:, None, :]
+
+
+def track_from_start(params, *, rng=None, start: StartSystem | None = None):
+    r"""All complex solutions for given null-space charts: one pass of the homotopy.
+
+    The 28 paths of each instance start at one solution of each transpose pair of the start
+    system, in a random chart of it; the other 28 solutions are the gauge transposes
+    (:func:`gauge_transpose`) of the end points.
+
+    Parameters
+    ----------
+    params : (B, 3, 16) array_like
+        Charts ``(f0, f1, f2)`` of the null spaces (:func:`null_space_charts`); real or complex.
+    rng : None | int | numpy.random.Generator
+        Draws the random chart of the start system (the gamma trick).
+    start : StartSystem, optional
+        Defaults to :func:`load_start_system`.
+
+    Returns
+    -------
+    u : (B, 8, 56) complex ndarray
+        Unknowns of the solutions; column ``k + 28`` is the gauge transpose partner of column
+        ``k``. NaN for solutions that were not found.
+    found : (B, 56) bool ndarray
+        Converged end points that are not duplicates of an earlier column (two paths that met
+        count once).
+    """
+    rng = check_rng(rng)
+    start = load_start_system() if start is None else start
+    pt = np.moveaxis(np.asarray(params, dtype=complex), 0, -1)  # (3, 16, B)
+    m = pt.shape[-1]
+    half = N_SOLUTIONS // 2
+    U = _unitary2(rng, m)  # chart basis [f1' f2'] = [f1 f2] U, coordinates (a, b) = U (a', b')
+    ps = np.empty((3, 16, m), dtype=complex)
+    ps[0] = start.params[0][:, None]
+    ps[1:] = np.einsum("kl,mkq->qlm", start.params[1:], U)
+    u0 = np.repeat(start.solutions[:, None, :half], m, axis=1)  # (8, B, 28)
+    u0[:2] = np.einsum("mij,jmk->imk", np.linalg.inv(U), u0[:2])
+    ue, ok = track_paths(u0.reshape(8, -1), np.repeat(ps, half, axis=-1),
+                         np.repeat(pt, half, axis=-1))
+    ue = ue.reshape(8, m, half)
+    ok = ok.reshape(m, half)
+    with np.errstate(all="ignore"):
+        Cp = gauge_transpose(matrix_from_unknowns(ue, pt[..., None]))
+    up = _unknowns_from_matrix(Cp, ue[:2])
+    u = np.moveaxis(np.concatenate([ue, up], axis=2), 1, 0)  # (B, 8, 56)
+    found = np.concatenate([ok, ok & np.all(np.isfinite(up), axis=0)], axis=1)
+    found &= _first_occurrence(u, found)
+    u[~found[:, None, :].repeat(8, axis=1)] = np.nan
+    return u, found
+
+
+def _first_occurrence(u, ok, rtol: float = 1e-6) -> np.ndarray:
+    """Whether each found solution differs from every earlier found one, (B, 56)."""
+    v = np.where(ok[:, None, :], u, np.nan)
+    scale = 1.0 + np.linalg.norm(np.nan_to_num(v), axis=1)  # (B, 56)
+    with np.errstate(invalid="ignore"):
+        d = np.linalg.norm(v[:, :, :, None] - v[:, :, None, :], axis=1)
+        close = d < rtol * np.minimum(scale[:, :, None], scale[:, None, :])
+    n = u.shape[2]
+    close &= np.tri(n, n, -1, dtype=bool)  # close[i, j] for j < i
+    return ~np.any(close, axis=2)
+
+
+@dataclasses.dataclass(frozen=True)
+class MinimalComplexSolutions:
+    """Every complex solution of 13-point samples, in the chart each was solved in.
+
+    Attributes
+    ----------
+    solutions : (B, 8, 56) complex ndarray
+        Unknowns ``u`` (see the module docstring); column ``k + 28`` is the gauge transpose
+        partner of column ``k``; NaN where not found.
+    found : (B, 56) bool ndarray
+    params : (B, 3, 16) ndarray
+        The chart ``(f0, f1, f2)`` of each sample, in normalised coordinates.
+    T : (B, 4, 2, 2) ndarray
+        The normalisation of each sample (:func:`null_space_charts`).
+    reasons : list of (str or None)
+        Why a sample was skipped (degenerate) or is incomplete; None when all 56 solutions
+        were found.
+    """
+
+    solutions: np.ndarray
+    found: np.ndarray
+    params: np.ndarray
+    T: np.ndarray
+    reasons: list
+
+    def tensors(self) -> np.ndarray:
+        """The tensors of all solutions in pixel coordinates, unit Frobenius norm,
+        ``(B, 56, 2, 2, 2, 2)`` complex (NaN where not found)."""
+        return _pixel_tensors(self.params[:, None], self.solutions[:, :2].transpose(0, 2, 1),
+                              self.T[:, None])
+
+
+def _pixel_tensors(params, ab, T) -> np.ndarray:
+    """Tensors ``f0 + a f1 + b f2`` of charts ``params`` (..., 3, 16) at ``ab`` (..., 2),
+    de-normalised with ``T`` (..., 4, 2, 2) and scaled to unit norm: (..., 2, 2, 2, 2)."""
+    f = params[..., 0, :] + ab[..., :1] * params[..., 1, :] + ab[..., 1:] * params[..., 2, :]
+    K = kron_modes(T[..., 0, :, :], T[..., 1, :, :], T[..., 2, :, :], T[..., 3, :, :])
+    F = (f[..., None, :] @ K)[..., 0, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        F = F / np.linalg.norm(F, axis=-1, keepdims=True)
+    return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
+
+
+def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
+                          start: StartSystem | None = None) -> MinimalComplexSolutions:
+    """Every complex solution of 13-point samples (for testing and analysis).
+
+    Samples whose paths did not all succeed are solved again, up to ``retries`` times, with
+    a fresh random rotation of the image axes (:func:`null_space_charts`) and a fresh chart of
+    the start system (:func:`track_from_start`); the attempt with the most solutions is kept.
+
+    Parameters
+    ----------
+    points1, points2 : (13, 2) or (B, 13, 2) array_like
+    rng : None | int | numpy.random.Generator
+    retries : int
+    start : StartSystem, optional
+
+    Returns
+    -------
+    MinimalComplexSolutions
+        With a leading batch dimension also for a single sample.
+    """
+    p1, p2, _ = _check_samples(points1, points2)
+    rng = check_rng(rng)
+    nb = len(p1)
+    params, T, reasons = null_space_charts(p1, p2, rng)
+    u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
+    found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
+    todo = np.flatnonzero([r is None for r in reasons])
+    for attempt in range(retries + 1):
+        if todo.size == 0:
+            break
+        if attempt:
+            params[todo], T[todo], _ = null_space_charts(p1[todo], p2[todo], rng)
+        ut, ft = track_from_start(params[todo], rng=rng, start=start)
+        better = ft.sum(1) > found[todo].sum(1)
+        u[todo[better]], found[todo[better]] = ut[better], ft[better]
+        todo = todo[found[todo].sum(1) < N_SOLUTIONS]
+    for k in todo:
+        reasons[k] = (f"{N_SOLUTIONS - found[k].sum()} of the {N_SOLUTIONS} complex solutions "
+                      f"were not found (failed homotopy paths)")
+    return MinimalComplexSolutions(u, found, params, T, reasons)
+
+
+def _design_rows(v, w):
+    """Rows ``kron(h1, h2, h3, h4)`` of homogeneous coordinates ``h_m = (v[m], w[m])``, with
+    ``v, w`` of shape ``(4, ..., n)``: ``(..., n, 16)``."""
+    h = np.stack([v, w], axis=-1)  # (4, ..., n, 2)
+    ab = (h[0][..., :, None] * h[1][..., None, :]).reshape(*h.shape[1:-1], 4)
+    cd = (h[2][..., :, None] * h[3][..., None, :]).reshape(*h.shape[1:-1], 4)
+    return (ab[..., :, None] * cd[..., None, :]).reshape(*ab.shape[:-1], 16)
+
+
+def chart_from_null_space(N) -> tuple[np.ndarray, np.ndarray]:
+    r"""The chart ``(f0, f1, f2)`` of :math:`\operatorname{span}(N)` with :math:`f_{2222} = 1`.
+
+    Parameters
+    ----------
+    N : (..., 3, 16) array_like
+        Orthonormal rows spanning the null space.
+
+    Returns
+    -------
+    params : (..., 3, 16) ndarray
+        ``f0 = N^T n / |n|^2`` with ``n = N[:, 15]``, and ``f1, f2`` an orthonormal basis of
+        the tensors of ``span(N)`` with ``f[15] = 0``.
+    size : (...,) ndarray
+        ``|n|``: small when ``f_2222`` nearly vanishes on the whole null space.
+    """
+    N = np.asarray(N)
+    n15 = N[..., :, 15]
+    size = np.linalg.norm(n15, axis=-1)
+    _, _, Vt = np.linalg.svd(n15[..., None, :])  # rows 1, 2: orthonormal complement of n15
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x0 = n15 / (size * size)[..., None]
+    coeffs = np.concatenate([x0[..., None, :], Vt[..., 1:, :]], axis=-2)
+    return coeffs @ N, size
+
+
+def null_space_charts(points1, points2, rng=None):
+    r"""Normalisation, null space and chart of a batch of 13-point samples.
+
+    Pixels are normalised per axis (:func:`~xslit.epipolar.linear.axis_normalization`, mean 0
+    and mean absolute deviation 1), then each axis is turned by a random rotation ``R`` of its
+    homogeneous coordinates, :math:`[v, 1] \mapsto R\,[s(v - m), 1]`, by an angle between 30
+    and 60 degrees: the chart entry :math:`f_{2222}` is the value of the tensor at the origin
+    of the new coordinates, and at the centroid of the data (the origin of the plain
+    normalisation) it nearly vanishes, which would put the solutions far out in the chart.
+    The null space of the design matrix (eq. linF, homogeneous rows) is read off its SVD.
+
+    Parameters
+    ----------
+    points1, points2 : (B, 13, 2) ndarray
+    rng : None | int | numpy.random.Generator
+        Draws the rotations.
+
+    Returns
+    -------
+    params : (B, 3, 16) ndarray
+        Charts (:func:`chart_from_null_space`) in normalised coordinates.
+    T : (B, 4, 2, 2) ndarray
+        Normalising matrices of ``x, y, x', y'``: homogeneous normalised coordinates are
+        ``T @ [v, 1]``.
+    reasons : list of (str or None)
+        Why a sample is degenerate (the null space is not 3-dimensional, or ``f_2222``
+        vanishes on it), None for the others.
+    """
+    rng = check_rng(rng)
+    cols = np.stack([points1[..., 0], points1[..., 1], points2[..., 0], points2[..., 1]])
+    angle = rng.uniform(np.pi / 6, np.pi / 3, size=cols.shape[:2]) * rng.choice((-1, 1),
+                                                                                 cols.shape[:2])
+    cos, sin = np.cos(angle), np.sin(angle)
+    R = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
+    T = R @ axis_normalization(cols)  # (4, B, 2, 2)
+    h = T[..., :, :1] * cols[..., None, :] + T[..., :, 1:]  # (4, B, 2, 13) homogeneous
+    D = _design_rows(h[:, :, 0], h[:, :, 1])
+    _, s, Vt = np.linalg.svd(D)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = np.where(s[:, 0] > 0, s[:, 12] / s[:, 0], 0.0)
+    params, size = chart_from_null_space(Vt[:, 13:])
+    reasons = []
+    for c, z in zip(cond, size, strict=True):
+        if not c > COND_TOL:
+            reasons.append(f"the null space of the 13 correspondences is not 3-dimensional "
+                           f"(s13 / s1 = {c:.1e}): coplanar or repeated points")
+        elif not z > CHART_TOL:
+            reasons.append("f_2222 vanishes on the whole null space (the chart of the "
+                           "gauge c12 = c13 = c14 = 1 does not exist)")
+        else:
+            reasons.append(None)
+    return params, np.moveaxis(T, 0, 1), reasons
+
+
+def _check_samples(points1, points2):
+    """Validated ``(B, 13, 2)`` samples and whether the input was a single ``(13, 2)`` one."""
+    p1 = check_array("points1", points1)
+    p2 = check_array("points2", points2)
+    for name, p in (("points1", p1), ("points2", p2)):
+        if p.ndim not in (2, 3) or p.shape[-2:] != (MIN_MINIMAL_POINTS, 2):
+            raise ValueError(f"{name} must have shape (13, 2) or (B, 13, 2), got {p.shape}")
+        check_finite(name, p)
+    if p1.shape != p2.shape:
+        raise ValueError(f"points2 must have the shape of points1 {p1.shape}, got {p2.shape}")
+    single = p1.ndim == 2
+    return (p1[None], p2[None], True) if single else (p1, p2, False)
+
+
+@dataclasses.dataclass(frozen=True)
+class MinimalSolutions:
+    """Real solutions of 13-point samples.
+
+    Attributes
+    ----------
+    tensors : (K, 2, 2, 2, 2) ndarray
+        Epipolar tensors in pixel coordinates, unit Frobenius norm, one per real tensor (its
+        two matrices C are real).
+    sample : (K,) int ndarray
+        The sample each tensor comes from (all 0 for a single sample).
+    reasons : list of (str or None)
+        Per sample: why it was skipped (degenerate) or why solutions may be missing (paths that
+        failed), None when all 56 complex solutions were found.
+    n_found : (B,) int ndarray
+        Complex solutions found per sample (56 on success, 0 for skipped samples).
+    """
+
+    tensors: np.ndarray
+    sample: np.ndarray
+    reasons: list
+    n_found: np.ndarray
+
+
+def solve_minimal(points1, points2, *, rng=None) -> MinimalSolutions:
+    r"""All real epipolar tensors through 13 correspondences (appendix C, "Minimal SfM").
+
+    Solves :math:`\sum F_{ijkl} [x,1]_i [y,1]_j [x',1]_k [y',1]_l = 0` (eq. linF of section 4)
+    for the 13 correspondences together with :math:`F_{ijkl} = (-1)^{|S|} \det C[S, S]`
+    (Theorem 1): the formulation of the module docstring, by parameter homotopy.
+
+    Parameters
+    ----------
+    points1, points2 : (13, 2) or (B, 13, 2) array_like
+        One sample, or a batch of samples solved together (much faster per sample).
+    rng : None | int | numpy.random.Generator
+        Randomness of the homotopy paths (the gamma trick).
+
+    Returns
+    -------
+    MinimalSolutions
+        Degenerate samples (coplanar or repeated points: the null space is not 3-dimensional)
+        are skipped with their reason.
+
+    Examples
+    --------
+    >>> from xslit.epipolar import epipolar_tensor
+    >>> from xslit.synthetic import random_two_slit_camera, random_points_in_front
+    >>> from xslit.testing import projective_distance
+    >>> rng = np.random.default_rng(1)
+    >>> cam1, cam2 = random_two_slit_camera(rng), random_two_slit_camera(rng)
+    >>> X = random_points_in_front([cam1, cam2], 13, rng)
+    >>> sol = solve_minimal(cam1.project(X), cam2.project(X), rng=0)
+    >>> F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    >>> bool(min(projective_distance(G, F) for G in sol.tensors) < 1e-8)
+    True
+    """
+    sol = solve_minimal_complex(points1, points2, rng=rng)
+    u, found = sol.solutions, sol.found
+    half = N_SOLUTIONS // 2
+    scale = 1.0 + np.abs(np.nan_to_num(u))
+    real = found & np.all(np.abs(np.nan_to_num(u.imag)) <= REAL_TOL * scale, axis=1)
+    keep = real[:, :half] & real[:, half:]  # (B, 28): both matrices C real
+    bi, ki = np.nonzero(keep)
+    F = _pixel_tensors(sol.params[bi], u[bi, :2, ki].real, sol.T[bi])
+    return MinimalSolutions(F, bi, sol.reasons, found.sum(axis=1))
