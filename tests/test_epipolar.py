@@ -215,9 +215,10 @@ def test_ml_rms_reaches_the_yardstick():
 
 
 def test_ml_refinement_starts_from_both_configurations():
-    """Scene 7: from the linear estimate, the refinement started from one of the two
-    configurations stops in a local minimum (RMS 0.84 px against 0.24 expected); the other
-    reaches the maximum-likelihood RMS, and it is the one returned."""
+    """Scene 7: the refinement is started from both configurations and returns the better
+    one, at the maximum-likelihood RMS. (From an algebraic linear tensor one of the starts
+    stopped in a local minimum at 0.84 px; from the tensor polished on the variety both reach
+    the optimum, and the returned pair is still the better of the two.)"""
     s = random_two_view_scene(7, 300, sigma=0.5, outlier_ratio=0.3)
     p1, p2 = s["points1"], s["points2"]
     F, mask = xslit.findEpipolarTensor(p1, p2, xslit.USAC_DEFAULT, 1.5, rng=7)
@@ -240,7 +241,7 @@ def test_ml_refinement_starts_from_both_configurations():
     rms = sorted(refine_projective_pair(C, n1, n2, axis_scales=[1 / T[0, 0] for T in Ts]).rms
                  for C in Cs)
     assert rms[0] == pytest.approx(pairs.rms, rel=1e-9)
-    assert rms[1] > 2 * expected
+    assert rms[1] >= rms[0]
 
 
 def test_appendix_noisy_experiment_refined():

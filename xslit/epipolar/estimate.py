@@ -20,14 +20,23 @@ from .linear import (
     _normalized,
     _null_vector_tall,
     _refine_pass,
-    solve_linear,
+    solve_taubin,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
+from .variety import refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 
 #: ``s_15 / s_1`` of the normalised design matrix below which F is not determined.
 CONDITIONING_TOL = 1e-6
+
+#: Taubin's third generalised eigenvalue over the first (:func:`~xslit.epipolar.linear.solve_taubin`,
+#: mean squared Sampson distances of the eigenvectors) below which the correspondences leave
+#: a family of tensors. Two eigenvectors fit at the noise level also on well-posed scenes (the
+#: linear space has two dimensions more than the variety); all points on one plane or line,
+#: identical cameras and pushbroom strips on one flight line leave five or more, with ratios
+#: 1.3-2 at 0.5 px of noise, where general scenes give 4-25.
+FAMILY_RATIO = 3.0
 
 
 class EpipolarProblem:
@@ -183,6 +192,10 @@ class EpipolarEstimate:
     reason: str
     iterations: int
     conditioning: float = np.nan
+    #: Root mean square Sampson distance of the inliers to ``F``, in pixels.
+    rms: float = np.nan
+    #: Taubin's generalised eigenvalues on the inliers (:func:`~xslit.epipolar.linear.solve_taubin`).
+    taubin_ratios: np.ndarray | None = None
 
 
 def _distinct_count(points1, points2) -> int:
@@ -192,17 +205,26 @@ def _distinct_count(points1, points2) -> int:
     return 1 + int(np.count_nonzero(np.any(rows[1:] != rows[:-1], axis=1))) if len(rows) else 0
 
 
-def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rng,
+def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = None, rng=0,
                              linear_only: bool = False, order=None) -> EpipolarEstimate:
-    """Robust (or, with ``linear_only``, all-points linear) estimate of ``F``.
+    """Robust (or, with ``linear_only``, all-points) estimate of ``F`` on the variety of
+    epipolar tensors.
+
+    The robust loop (or, with ``linear_only``, all correspondences) selects the inliers with
+    linear fits; Taubin's fit of the inliers (:func:`~xslit.epipolar.linear.solve_taubin`)
+    then starts the maximum-likelihood polish on the variety
+    (:func:`~xslit.epipolar.variety.refine_on_variety`), whose inlier set at the threshold is
+    the returned mask.
 
     Parameters
     ----------
     points1, points2 : (N, 2) ndarray
         Validated pixels.
-    options : RobustOptions or None
-        Ignored when ``linear_only``.
-    rng : numpy.random.Generator
+    options : RobustOptions, optional
+        Default ``RobustOptions()`` (MSAC, uniform sampling, 1 px). Ignored when
+        ``linear_only``.
+    rng : None, int or numpy.random.Generator
+        Default 0: the same call gives the same answer.
     linear_only : bool
     order : (N,) int ndarray, optional
         Correspondences by decreasing quality for the PROSAC sampler (default: by density in
@@ -212,10 +234,14 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rn
     -------
     EpipolarEstimate
         ``F`` None with ``success`` False and a ``reason`` for degenerate input: fewer than 15
-        distinct correspondences, a design matrix whose null space is not one-dimensional
-        (all scene points on one plane or line, identical cameras), or a support no larger than
-        chance (too many outliers).
+        distinct correspondences, correspondences that leave a family of tensors (all scene
+        points on one plane or line, identical cameras, pushbroom strips on one flight line),
+        or a support no larger than chance (too many outliers).
     """
+    from .._checks import check_rng
+
+    rng = check_rng(rng)
+    options = RobustOptions() if options is None else options
     n = len(points1)
     none = np.zeros(n, bool)
     # The first rows nearly always hold 15 distinct pairs: count all only when they do not.
@@ -226,23 +252,40 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None, rn
         return EpipolarEstimate(None, none, False, f"only {distinct} distinct correspondences, "
                                 f"at least {MIN_LINEAR_POINTS} are needed", 0)
     if linear_only:
-        F, cond = solve_linear(points1, points2)
-        inliers = np.ones(n, bool)
-        it = 1
+        inliers, threshold, it = np.ones(n, bool), None, 1
     else:
         problem = EpipolarProblem(points1, points2)
         res = robust_estimate(problem, options, rng, order)
-        if res.model is None:
+        if res.model is None or not res.success:
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
-        if not res.success:
-            return EpipolarEstimate(None, none, False, res.reason, res.iterations)
-        F, inliers, it = res.model, res.inliers, res.iterations
-        fitted, cond = problem.last_refit
-        if fitted is not F:  # the model does not come from a refit on its inliers
-            cond = problem.conditioning(inliers)
-    if cond < CONDITIONING_TOL:
+        inliers, it = res.inliers, res.iterations
+        threshold = res.history.get("threshold", options.threshold)
+    return _polish(points1, points2, inliers, threshold, rng, it)
+
+
+def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEstimate:
+    """Taubin's fit of ``inliers``, the test for a family of solutions, and the polish on the
+    variety (:func:`estimate_epipolar_tensor`'s last steps)."""
+    none = np.zeros(len(points1), bool)
+    q1, q2 = points1[inliers], points2[inliers]
+    F0, ratios = solve_taubin(q1, q2)
+    cond = _conditioning_of(q1, q2)
+    if cond < CONDITIONING_TOL or ratios[2] < FAMILY_RATIO * ratios[0]:
         return EpipolarEstimate(None, none, False, (
-            "the correspondences do not determine F (the linear system has more than one "
-            f"solution, s15/s1 = {cond:.1e}): degenerate configuration such as coplanar or "
-            "collinear scene points or identical cameras"), it, cond)
-    return EpipolarEstimate(F, inliers, True, "", it, cond)
+            "the correspondences do not determine F: a family of tensors fits them at the "
+            f"noise level (Taubin's eigenvalues {ratios[0]:.3g}, {ratios[1]:.3g}, "
+            f"{ratios[2]:.3g} px^2, s15/s1 = {cond:.1e}); degenerate configuration such as "
+            "coplanar or collinear scene points, identical cameras, or pushbroom strips on "
+            "one flight line"), iterations, cond, taubin_ratios=ratios)
+    try:
+        fit = refine_on_variety(F0, points1, points2, inliers, threshold, rng=rng)
+    except ValueError as err:
+        return EpipolarEstimate(None, none, False, str(err), iterations, cond,
+                                taubin_ratios=ratios)
+    mask = fit.inliers if threshold is not None else np.ones(len(points1), bool)
+    return EpipolarEstimate(fit.F, mask, True, "", iterations, cond, fit.rms, ratios)
+
+
+def _conditioning_of(points1, points2) -> float:
+    """``s_15 / s_1`` of the normalised design matrix of the correspondences."""
+    return _null_vector_tall(_design(*_normalized(points1, points2)[1]))[1]

@@ -34,6 +34,24 @@ __all__ = [
 _SUBSETS = np.array(list(itertools.product((0, 1), repeat=4)))  # F index (i, j, k, l)
 
 
+def _minor_index():
+    """Per size k = 1..4: the positions in ``F.ravel()`` of the minors of that size, their
+    signs and the index sets ``S`` (m_k, k)."""
+    out = []
+    for k in range(1, 5):
+        pos, sets = [], []
+        for n, idx in enumerate(_SUBSETS):
+            S = np.flatnonzero(idx == 0)
+            if len(S) == k:
+                pos.append(n)
+                sets.append(S)
+        out.append((np.array(pos), (-1.0) ** k, np.array(sets)))
+    return out
+
+
+_MINOR_INDEX = _minor_index()
+
+
 def principal_minor_tensor(C) -> np.ndarray:
     """The tensor ``F[i,j,k,l] = (-1)^|S| det C[S, S]`` with ``S = {m : index_m = 0}``.
 
@@ -46,13 +64,14 @@ def principal_minor_tensor(C) -> np.ndarray:
     F : (..., 2, 2, 2, 2) ndarray, with ``F[1, 1, 1, 1] = 1`` (the empty minor).
     """
     C = np.asarray(C)
-    out = np.empty((*C.shape[:-2], 16), dtype=C.dtype)
-    for n, idx in enumerate(_SUBSETS):
-        S = np.flatnonzero(idx == 0)
-        if len(S) == 0:
-            out[..., n] = 1.0
+    out = np.empty((*C.shape[:-2], 16), dtype=np.result_type(C.dtype, float))
+    out[..., 15] = 1.0
+    for k, (pos, sign, sets) in enumerate(_MINOR_INDEX, start=1):
+        if k == 1:
+            out[..., pos] = -C[..., sets[:, 0], sets[:, 0]]
         else:
-            out[..., n] = (-1.0) ** len(S) * np.linalg.det(C[..., S[:, None], S[None, :]])
+            sub = C[..., sets[:, :, None], sets[:, None, :]]  # (..., m_k, k, k)
+            out[..., pos] = sign * np.linalg.det(sub)
     return out.reshape((*C.shape[:-2], 2, 2, 2, 2))
 
 

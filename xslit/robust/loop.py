@@ -388,6 +388,7 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
                     MSAC, problem.residuals(model[None]), thr_eff)[0] * (1 + 1e-9):
                 model, inl = refined, inl_ref
     result = RobustResult(model, inl, float(best_loss), it, True)
+    result.history["threshold"] = thr_eff
     if prosac is not None:
         result.history["prosac_pool"] = prosac.pool
     if opt.randomness_alpha is not None and chance_fracs:

@@ -1,0 +1,430 @@
+r"""Maximum-likelihood polishing of an epipolar tensor on the variety of epipolar tensors.
+
+A linear estimate (section 4, "Linear SfM") lives in the 15-dimensional projective space of
+all :math:`2 \times 2 \times 2 \times 2` tensors; the epipolar tensors of camera pairs form a
+13-dimensional variety in it: the signed principal minors of a :math:`4 \times 4` matrix
+:math:`C` (Theorem 1 and its proof in appendix C),
+
+.. math:: F_{ijkl} = (-1)^{|S|} \det C[S, S], \qquad S = \{m : \text{index}_m = 1\},
+
+where :math:`C` is defined up to a diagonal similarity :math:`D^{-1} C D` (3 degrees of
+freedom: 16 - 3 = 13). :func:`refine_on_variety` minimises the sum of squared Sampson
+distances (in pixels) of the inliers over :math:`C` by Levenberg--Marquardt, so the returned
+tensor is exactly the tensor of a camera pair and fits the data as well as that model allows.
+
+Starts matter: the Sampson cost has local minima, and the two candidates of the appendix
+algorithm that reproduce the unused entries of a *linear* estimate best are not always in
+the basin of the optimum (a linear estimate is off the variety). All eight candidate matrices
+of the algorithm are used as starts, read off in several affine frames of the image axes
+(each shift of the origin gives a different principal-minor read-off of the same tensor),
+polished briefly on a subset of the inliers; the best ones are polished to convergence on all
+of them, and the winner is chosen by its truncated (MSAC) Sampson loss on all
+correspondences.
+
+Residuals are evaluated in centred and scaled image coordinates (per axis) with the gradient
+converted back to pixels, so the distances are in pixels and no precision is lost on large
+pixel offsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .linear import normalize_axes
+from .minors import candidate_matrices, principal_minor_tensor
+from .tensor import kron_modes, sampson_operator
+
+__all__ = ["VarietyFit", "principal_minor_jacobian", "refine_on_variety"]
+
+#: Affine frames (shifts of the origin, in units of each axis' spread) in which the candidate
+#: matrices are read off: the empty minor ``f_2222`` is the residual of the correspondence at
+#: the origin, small when the origin nearly corresponds (the centroids of both images often
+#: do), and each frame gives different starts.
+_FRAME_SHIFTS = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0], [3.0, 0.0, 0.0, -3.0],
+                          [0.0, 3.0, -3.0, 3.0]])
+
+
+def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
+    """Principal-minor tensors of ``C`` and their exact derivatives with respect to the 16
+    entries of ``C``.
+
+    Each principal minor is affine in each single entry of ``C`` (a determinant is linear in
+    each entry), so the derivative is exactly ``minors(C + E_pq) - minors(C)``.
+
+    Parameters
+    ----------
+    C : (..., 4, 4) array_like
+
+    Returns
+    -------
+    f : (..., 16) ndarray
+        ``principal_minor_tensor(C)`` flattened (``f[-1] = 1``).
+    J : (..., 16, 16) ndarray
+        ``J[..., 4 p + q, :]`` is the derivative of ``f`` with respect to ``C[p, q]``.
+
+    Examples
+    --------
+    >>> C = np.arange(16.0).reshape(4, 4) ** 0.5
+    >>> f, J = principal_minor_jacobian(C)
+    >>> E = np.zeros((4, 4)); E[1, 2] = 1e-6
+    >>> fd = (principal_minor_tensor(C + E).ravel() - f) / 1e-6
+    >>> bool(np.allclose(J[6], fd, atol=1e-6))
+    True
+    """
+    C = np.asarray(C, dtype=float)
+    f = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
+    E = np.eye(16).reshape(16, 4, 4)
+    fp = principal_minor_tensor(C[..., None, :, :] + E).reshape(*C.shape[:-2], 16, 16)
+    return f, fp - f[..., None, :]
+
+
+@dataclass
+class VarietyFit:
+    """Result of :func:`refine_on_variety`."""
+
+    #: (2, 2, 2, 2) tensor in pixels, unit Frobenius norm, exactly on the variety.
+    F: np.ndarray
+    #: (4, 4) matrix whose signed principal minors give ``F`` in ``frame`` coordinates.
+    C: np.ndarray
+    #: (N,) Sampson distances of all correspondences to ``F``, in pixels.
+    distances: np.ndarray
+    #: (N,) bool: the correspondences the final fit used.
+    inliers: np.ndarray
+    #: Root mean square Sampson distance of ``inliers``.
+    rms: float
+    #: (16, 16) Gauss--Newton matrix ``J^T J`` of the fit in the entries of ``C`` (rank 13 at
+    #: most: the diagonal similarity is a 3-dimensional gauge).
+    hessian: np.ndarray
+    #: (4, 2, 2) per-axis maps from pixels to the coordinates of ``C``.
+    frame: np.ndarray
+
+
+class _Residuals:
+    """Sampson distances in pixels of tensors given in normalised coordinates, with their
+    derivatives with respect to the tensor entries.
+
+    With ``G = sampson_operator`` of the normalised points, the residual is ``e = G[0] f`` and
+    its gradient in pixels ``s_k G[k] f`` (``x_n = s (x - m)`` gives ``de/dx = s de/dx_n``).
+    """
+
+    def __init__(self, normalized, scales):
+        p1 = np.stack(normalized[:2], axis=1)
+        p2 = np.stack(normalized[2:], axis=1)
+        G = sampson_operator(p1, p2)
+        G[1:] *= np.asarray(scales, dtype=float)[:, None, None]
+        self.G = G
+
+    def subset(self, rows):
+        sub = object.__new__(_Residuals)
+        sub.G = self.G[:, rows]
+        return sub
+
+    def distances(self, f):
+        """Signed distances ``(B, N)`` of tensors ``f`` ``(B, 16)``."""
+        R = np.einsum("knj,bj->kbn", self.G, f)
+        g = np.sqrt(np.einsum("kbn,kbn->bn", R[1:], R[1:]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = R[0] / g
+        return np.where(np.isfinite(d), d, np.where(R[0] == 0, 0.0, 1e12))
+
+    def jacobian(self, f):
+        """Distances ``(B, N)`` and their derivatives ``(B, N, 16)`` with respect to ``f``."""
+        R = np.einsum("knj,bj->kbn", self.G, f)
+        g2 = np.einsum("kbn,kbn->bn", R[1:], R[1:])
+        g2 = np.maximum(g2, 1e-300)
+        g = np.sqrt(g2)
+        d = R[0] / g
+        # d(e/g)/df = G0/g - e/g^3 sum_k (G_k f) G_k
+        coef = -(R[0] / (g2 * g))[:, None, :] * R[1:].transpose(1, 0, 2)  # (B, 4, N)
+        J = self.G[0][None] / g[..., None]
+        J = J + np.einsum("bkn,knj->bnj", coef, self.G[1:])
+        return d, J
+
+
+def _balance(C):
+    """A diagonal similarity of each ``C`` (batched) with balanced off-diagonal row and column
+    norms: the same principal minors, better conditioned steps."""
+    C = C.copy()
+    for _ in range(3):
+        off = C * (1.0 - np.eye(4))
+        r = np.sqrt(np.einsum("bij,bij->bi", off, off))
+        c = np.sqrt(np.einsum("bji,bji->bi", off, off))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.sqrt(np.where((r > 0) & (c > 0), r / c, 1.0))
+        d = np.clip(np.where(np.isfinite(d), d, 1.0), 1e-6, 1e6)
+        C = C * d[:, None, :] / d[:, :, None]
+    return C
+
+
+def _levenberg_marquardt(res, C, K, iterations, tol=1e-8):
+    """Batched Levenberg--Marquardt on ``C`` ``(B, 4, 4)`` minimising the squared distances of
+    ``res`` of the tensors ``minors(C) @ K`` (``K`` ``(B, 16, 16)``, frame to normalised
+    coordinates). Returns ``C``, the costs ``(B,)`` and the Gauss--Newton matrices."""
+    B = len(C)
+    f, Jc = principal_minor_jacobian(C)
+    d, Jd = res.jacobian(_apply(f, K))
+    cost = np.einsum("bn,bn->b", d, d)
+    lam = np.full(B, 1e-4)
+    active = np.ones(B, bool)
+    H = None
+    for _ in range(iterations):
+        Jf = Jc @ K  # (B, 16 params, 16 entries)
+        J = Jd @ np.swapaxes(Jf, 1, 2)  # (B, N, 16)
+        H = np.swapaxes(J, 1, 2) @ J
+        g = np.einsum("bnp,bn->bp", J, d)
+        diag = np.einsum("bpp->bp", H)
+        A = H + lam[:, None, None] * (np.eye(16) * (diag[:, None, :] + 1e-12 * diag.max(
+            axis=1, keepdims=True)[:, None, :]))
+        try:
+            step = -np.linalg.solve(A, g[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            step = -np.linalg.lstsq(A[0], g[0], rcond=None)[0][None] if B == 1 else \
+                np.zeros_like(g)
+        step[~active] = 0.0
+        Cn = C + step.reshape(B, 4, 4)
+        fn, Jcn = principal_minor_jacobian(Cn)
+        dn, Jdn = res.jacobian(_apply(fn, K))
+        new = np.einsum("bn,bn->b", dn, dn)
+        ok = (new < cost) & active & np.isfinite(new)
+        conv = ok & (cost - new <= tol * cost) & (lam <= 1e-2)
+        stuck = ~ok & active & (lam > 1e8)
+        C = np.where(ok[:, None, None], Cn, C)
+        Jc = np.where(ok[:, None, None], Jcn, Jc)
+        d = np.where(ok[:, None], dn, d)
+        Jd = np.where(ok[:, None, None], Jdn, Jd)
+        cost = np.where(ok, new, cost)
+        lam = np.where(ok, lam / 4.0, lam * 8.0)
+        active &= ~(conv | stuck)
+        if ok.any():
+            Cb = _balance(C[ok])
+            C[ok] = Cb
+            Jc[ok] = principal_minor_jacobian(Cb)[1]
+        if not active.any():
+            break
+    Jf = Jc @ K
+    J = Jd @ np.swapaxes(Jf, 1, 2)
+    H = np.swapaxes(J, 1, 2) @ J
+    return C, cost, H
+
+
+def _starts(f_n, frames_K):
+    """Candidate matrices (balanced), their frame maps and frame indices for the normalised
+    tensor ``f_n``."""
+    Cs, Ks, which = [], [], []
+    for g, Kg in enumerate(frames_K):
+        fg = f_n @ np.linalg.inv(Kg)
+        if abs(fg[-1]) < 1e-10 * np.abs(fg).max():
+            continue
+        with np.errstate(all="ignore"):
+            C, _ = candidate_matrices(fg.reshape(2, 2, 2, 2))
+        good = np.all(np.isfinite(C), axis=(1, 2)) & (np.abs(C).max(axis=(1, 2)) < 1e8)
+        Cs.append(C[good])
+        Ks.extend([Kg] * int(good.sum()))
+        which.extend([g] * int(good.sum()))
+    if not Ks:
+        return np.zeros((0, 4, 4)), np.zeros((0, 16, 16)), np.zeros(0, int)
+    return _balance(np.concatenate(Cs)), np.stack(Ks), np.array(which)
+
+
+def _apply(f, K):
+    """Row-wise products ``f[b] @ K[b]`` of ``f`` ``(B, 16)`` and ``K`` ``(B, 16, 16)``."""
+    return (f[:, None, :] @ K)[:, 0]
+
+
+def _msac(d, threshold):
+    return np.minimum(d * d, threshold * threshold).sum(axis=-1)
+
+
+def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
+                      subset_size: int = 256, n_starts: int = 4, iterations: int = 30,
+                      rounds: int = 3) -> VarietyFit:
+    r"""Polish a tensor (typically a linear estimate) to the maximum-likelihood tensor on the
+    variety of epipolar tensors, by the Sampson distance.
+
+    .. math:: \min_C \sum_{i \in \text{inliers}} d_i(F(C))^2, \qquad
+              d_i = \frac{e_i}{\lVert \nabla e_i \rVert}
+
+    with :math:`F(C)` the signed principal minors of :math:`C` (Theorem 1) and :math:`d_i` the
+    Sampson distance of correspondence :math:`i` in pixels.
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) array_like
+        Starting tensor, in pixels (need not be on the variety).
+    points1, points2 : (N, 2) ndarray
+        Correspondences, in pixels.
+    inliers : (N,) bool array_like, optional
+        Correspondences to fit (default all).
+    threshold : float, optional
+        Inlier threshold in pixels: the inlier set is re-selected from all correspondences
+        after each round (up to ``rounds``), and starts are compared by their truncated
+        quadratic (MSAC) loss. Without it, ``inliers`` is kept and starts are compared by
+        their sum of squared distances on it.
+    rng : None, int or numpy.random.Generator
+        Chooses the subset of the inliers on which the starts are compared.
+    subset_size, n_starts, iterations, rounds : int
+        Size of that subset, starts polished on it, Levenberg--Marquardt iterations per
+        polish, re-selections of the inlier set.
+
+    Returns
+    -------
+    VarietyFit
+
+    Raises
+    ------
+    ValueError
+        When fewer than 13 correspondences are fitted, or ``F`` has no finite principal-minor
+        matrix in any frame.
+
+    Examples
+    --------
+    >>> import xslit
+    >>> from xslit.synthetic import random_two_view_scene
+    >>> s = random_two_view_scene(3, 100)
+    >>> F0 = xslit.computeEpipolarTensor(s['camera1'], s['camera2'])
+    >>> fit = refine_on_variety(F0, s['points1'], s['points2'])
+    >>> bool(fit.rms < 1e-6)
+    True
+    """
+    from .._checks import check_rng
+
+    rng = check_rng(rng)
+    p1, p2 = np.asarray(points1, dtype=float), np.asarray(points2, dtype=float)
+    n = len(p1)
+    inl = np.ones(n, bool) if inliers is None else np.asarray(inliers, bool).copy()
+    idx = np.flatnonzero(inl)
+    if len(idx) < 13:
+        raise ValueError(f"inliers: the tensor has 13 degrees of freedom, got {len(idx)} "
+                         "correspondences")
+    Ts, normed = normalize_axes(p1, p2, robust=True)
+    T = np.stack(Ts)
+    K_n = kron_modes(*T)  # a pixel tensor is f = f_n @ K_n
+    f_n = np.asarray(F, dtype=float).reshape(16) @ np.linalg.inv(K_n)
+    f_n /= np.linalg.norm(f_n)
+    res_all = _Residuals(normed, T[:, 0, 0])
+    frames = [kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS]
+    C, Kf, which = _starts(f_n, frames)
+    if len(C) == 0:
+        raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
+                         "degenerate: it is not near the tensor of a camera pair)")
+
+    def score(d, rows):
+        if threshold is not None:
+            return _msac(d, threshold)
+        return np.einsum("bn,bn->b", d[:, rows], d[:, rows])
+
+    sub = idx if len(idx) <= subset_size else np.sort(rng.choice(idx, subset_size,
+                                                                 replace=False))
+    res_sub = res_all.subset(sub)
+    d0 = res_sub.distances(_apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
+    keep = np.argsort(np.einsum("bn,bn->b", d0, d0))[:n_starts]
+    C, Kf, which = C[keep], Kf[keep], which[keep]
+    C, _, _ = _levenberg_marquardt(res_sub, C, Kf, iterations=iterations // 2)
+    d_all = res_all.distances(_apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
+    k = int(np.argmin(score(d_all, idx)))
+    C, Kf, which = C[k:k + 1], Kf[k:k + 1], which[k]
+    for _ in range(max(rounds, 1)):
+        C, _, H = _levenberg_marquardt(res_all.subset(idx), C, Kf, iterations=iterations)
+        d = np.abs(res_all.distances(_apply(principal_minor_tensor(C).reshape(-1, 16), Kf))[0])
+        if threshold is None:
+            break
+        new = d < threshold
+        if np.array_equal(new, inl) or new.sum() < 13:
+            break
+        inl = new
+        idx = np.flatnonzero(inl)
+    if threshold is not None:
+        inl = d < threshold
+    f = (principal_minor_tensor(C[0]).reshape(16) @ Kf[0]) @ K_n
+    f /= np.linalg.norm(f)
+    rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
+    frame = _shift_maps(_FRAME_SHIFTS[which]) @ T  # [x_g, 1] = S T [x, 1]
+    return VarietyFit(f.reshape(2, 2, 2, 2), C[0], d, inl, rms, H[0], frame)
+
+
+def _shift_maps(shift):
+    """The four maps ``[x + shift_k, 1] = S_k [x, 1]``, (4, 2, 2)."""
+    S = np.tile(np.eye(2), (4, 1, 1))
+    S[:, 0, 1] = shift
+    return S
+
+
+def _gauge_complement(C) -> np.ndarray:
+    """Orthonormal basis (16, 13) of the directions of ``C`` that change its principal minors
+    to first order: the complement of the tangent of the orbit ``D^{-1} C D``."""
+    tangents = np.stack([(C[:, [k]] * (np.arange(4) == k)) - (C[[k], :] * (np.arange(4) == k)
+                                                              [:, None]) for k in range(4)])
+    U, s, _ = np.linalg.svd(tangents.reshape(4, 16).T, full_matrices=True)
+    rank = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
+    return U[:, rank:]
+
+
+def prediction_spread(fit: VarietyFit, points1, points2, *, rng=0, n_probes: int = 200
+                      ) -> float:
+    r"""How uncertain the fitted tensor is where the data do not constrain it, in units of the
+    noise: the median standard deviation of the Sampson distance of probe correspondences,
+    propagated from the covariance :math:`\hat\sigma^2 (J^T J)^{-1}` of the fit, divided by
+    :math:`\hat\sigma`.
+
+    A probe pairs the first pixel of one inlier with the point of its epipolar curve at the
+    :math:`x'` of another inlier: a correspondence the fitted tensor predicts, away from the
+    data. When the data determine the tensor (13 degrees of freedom) the spread is of order
+    :math:`\sqrt{13 / n}`; when they leave a family of tensors (all points on one plane or
+    line, identical cameras, pushbroom strips on one flight line) it is many times the noise.
+
+    Parameters
+    ----------
+    fit : VarietyFit
+    points1, points2 : (N, 2) ndarray
+        The correspondences of the fit.
+    rng : None, int or numpy.random.Generator
+    n_probes : int
+
+    Returns
+    -------
+    float
+        ``inf`` when the Gauss--Newton matrix is singular in a non-gauge direction.
+    """
+    from .._checks import check_rng
+
+    rng = check_rng(rng)
+    idx = np.flatnonzero(fit.inliers)
+    dof = len(idx) - 13
+    if dof <= 0:
+        return np.inf
+    sigma2 = max(float(np.sum(fit.distances[idx] ** 2)) / dof, 1e-24)
+    Q = _gauge_complement(fit.C)
+    H = Q.T @ fit.hessian @ Q
+    w, V = np.linalg.eigh(H)
+    if w[0] <= 1e-14 * max(w[-1], 1e-300):
+        return np.inf
+    cov = sigma2 * (Q @ V / w) @ (V.T @ Q.T)
+    # Probes in the fit's frame: x = frame @ [pixel, 1].
+    p1, p2 = np.asarray(points1, dtype=float), np.asarray(points2, dtype=float)
+    cols = np.stack([p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]])
+    g = fit.frame[:, 0, 0, None] * cols + fit.frame[:, 0, 1, None]
+    m = min(n_probes, len(idx))
+    i = rng.choice(idx, m, replace=False)
+    j = rng.choice(idx, m, replace=True)
+    M = principal_minor_tensor(fit.C).reshape(4, 4)
+    a = np.stack([g[0, i] * g[1, i], g[0, i], g[1, i], np.ones(m)])
+    u = a.T @ M  # e = u0 x'y' + u1 x' + u2 y' + u3
+    xp = g[2, j]
+    den = u[:, 0] * xp + u[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        yp = -(u[:, 1] * xp + u[:, 3]) / den
+    lo, hi = g[3, idx].min(), g[3, idx].max()
+    span = hi - lo
+    ok = np.isfinite(yp) & (yp > lo - 0.5 * span) & (yp < hi + 0.5 * span)
+    if ok.sum() < 10:
+        return np.inf
+    probes = [g[0, i[ok]], g[1, i[ok]], xp[ok], yp[ok]]
+    res = _Residuals(probes, fit.frame[:, 0, 0])
+    _, Jc = principal_minor_jacobian(fit.C[None])
+    f = principal_minor_tensor(fit.C).reshape(1, 16)
+    _, Jd = res.jacobian(f)
+    J = Jd[0] @ Jc[0].T  # (m, 16): derivatives of the probe distances by the entries of C
+    var = np.einsum("mp,pq,mq->m", J, cov, J)
+    return float(np.median(np.sqrt(np.maximum(var, 0.0))) / np.sqrt(sigma2))
