@@ -43,3 +43,18 @@ SWEEP_ML_NOISE_FREE = 1e-6
 #: Realised relative rotation of a sweep scene above the 30-degree range (degrees): the roll
 #: that reaches the drawn angle is searched on a 0.1-degree grid.
 SWEEP_ROTATION_SLACK_DEG = 0.2
+
+#: 13-point minimal solver: relative residual of eq. linF for every complex solution (pixel
+#: design rows and tensor scaled to unit norm) and of the principal-minor structure
+#: F = (-1)^|S| det C[S, S] (largest entry of the difference over the largest entry of F).
+MINIMAL_LINEAR_RTOL = 1e-8
+MINIMAL_MINOR_RTOL = 1e-8
+#: Projective distance of the true tensor to the nearest real solution (noise-free samples),
+#: and of two solutions counted as distinct.
+MINIMAL_TRUTH_RTOL = 1e-6
+MINIMAL_DISTINCT_RTOL = 1e-6
+#: Fractions of random samples with all 56 complex solutions found, and with the truth among
+#: the real solutions; the number of samples of the slow test.
+MINIMAL_ALL_FOUND_FRACTION = 0.99
+MINIMAL_TRUTH_FRACTION = 0.995
+MINIMAL_N_SAMPLES = 1000

@@ -1,0 +1,195 @@
+"""The 13-point minimal solver: stored start system, every complex solution, the true
+configuration among the real ones, degenerate and malformed samples."""
+
+import numpy as np
+import pytest
+import tolerances as tol
+
+from xslit.epipolar import design_matrix, epipolar_tensor, principal_minor_tensor
+from xslit.epipolar.minimal import (
+    N_SOLUTIONS,
+    gauge_transpose,
+    load_start_system,
+    matrix_from_unknowns,
+    minimal_residuals,
+    solve_minimal,
+    solve_minimal_complex,
+)
+from xslit.synthetic import random_points_in_front, random_two_slit_camera
+from xslit.testing import projective_distance
+
+
+def random_samples(rng, n):
+    """``n`` noise-free 13-point samples of random camera pairs (alternately parallel finite
+    two-slit cameras and general ones), with their true tensors."""
+    p1, p2, F = [], [], []
+    for i in range(n):
+        parallel = i % 2 == 0
+        cam1 = random_two_slit_camera(rng, parallel=parallel)
+        cam2 = random_two_slit_camera(rng, parallel=parallel)
+        X = random_points_in_front([cam1, cam2], 13, rng)
+        p1.append(cam1.project(X))
+        p2.append(cam2.project(X))
+        F.append(epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2))
+    return np.array(p1), np.array(p2), np.array(F)
+
+
+def minor_mismatch(u, params):
+    """Largest entry of ``principal_minor_tensor(C) - f`` over the largest entry of ``f``, for
+    unknowns ``u`` (8, ...) in charts ``params`` (3, 16, ...)."""
+    C = matrix_from_unknowns(u, params)
+    m = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
+    f = params[0] + u[0] * params[1] + u[1] * params[2]
+    f = np.moveaxis(f, 0, -1)
+    return np.abs(m - f).max(axis=-1) / np.abs(f).max(axis=-1)
+
+
+def check_solutions(p1, p2, F_true):
+    """Fractions of samples with all 56 distinct solutions and with the truth among the real
+    solutions; asserts the residuals of every solution found."""
+    sol = solve_minimal_complex(p1, p2, rng=0)
+    found = sol.found
+    u = sol.solutions
+    # Principal-minor structure of every found solution (normalised coordinates).
+    params = np.moveaxis(sol.params, 0, -1)[..., None]  # (3, 16, B, 1)
+    mismatch = minor_mismatch(np.moveaxis(u, 0, 1), params)  # (B, 56)
+    assert np.all(mismatch[found] < tol.MINIMAL_MINOR_RTOL), np.nanmax(mismatch[found])
+    # Eq. linF in pixels for every solution's tensor.
+    F = sol.tensors()  # (B, 56, 2, 2, 2, 2) complex
+    rows = np.stack([design_matrix(a, b) for a, b in zip(p1, p2, strict=True)])
+    rows /= np.linalg.norm(rows, axis=-1, keepdims=True)
+    lin = np.abs(np.einsum("bnk,bsk->bsn", rows, F.reshape(*F.shape[:2], 16))).max(axis=-1)
+    assert np.all(lin[found] < tol.MINIMAL_LINEAR_RTOL), np.nanmax(lin[found])
+    # Distinct matrices C; column k + 28 has the tensor of column k; 28 distinct tensors.
+    C = matrix_from_unknowns(np.moveaxis(u, 0, 1), params)  # (B, 56, 4, 4)
+    Cflat = C.reshape(*C.shape[:2], 16)
+    dC = np.linalg.norm(Cflat[:, :, None] - Cflat[:, None], axis=-1)
+    size = np.linalg.norm(Cflat, axis=-1)
+    Ff = F.reshape(*F.shape[:2], 16)
+    half = N_SOLUTIONS // 2
+    same = np.abs(np.abs(np.einsum("bsk,bsk->bs", Ff[:, :half].conj(), Ff[:, half:])) - 1.0)
+    ab = u[:, :2, :half]  # chart coordinates of the 28 tensors (normalised coordinates)
+    dab = np.linalg.norm(ab[:, :, :, None] - ab[:, :, None, :], axis=1) + np.eye(half)
+    ab_norm = np.linalg.norm(ab, axis=1)
+    ab_size = 1.0 + np.minimum(ab_norm[:, :, None], ab_norm[:, None, :])
+    complete = found.all(axis=1)
+    near = dC <= tol.MINIMAL_DISTINCT_RTOL * np.minimum(size[:, :, None], size[:, None])
+    near[:, np.arange(N_SOLUTIONS), np.arange(N_SOLUTIONS)] = False
+    assert not np.any(near[complete])
+    assert np.all(same[complete] < tol.MINIMAL_DISTINCT_RTOL)
+    assert np.all(dab[complete] > tol.MINIMAL_DISTINCT_RTOL * ab_size[complete])
+    # The truth among the real solutions.
+    real = solve_minimal(p1, p2, rng=0)
+    hit = np.zeros(len(p1), dtype=bool)
+    for b in range(len(p1)):
+        G = real.tensors[real.sample == b]
+        if len(G):
+            d = projective_distance(G, np.broadcast_to(F_true[b], G.shape), axis=(1, 2, 3, 4))
+            hit[b] = d.min() < tol.MINIMAL_TRUTH_RTOL
+    return complete.mean(), hit.mean(), real
+
+
+def test_start_system_is_complete():
+    start = load_start_system()
+    u, params = start.solutions, start.params
+    assert u.shape == (8, N_SOLUTIONS) and params.shape == (3, 16)
+    assert np.all(minor_mismatch(u, params[..., None]) < tol.MINIMAL_MINOR_RTOL)
+    H = minimal_residuals(u, params[..., None])
+    assert np.abs(H).max() < tol.MINIMAL_MINOR_RTOL
+    d = np.linalg.norm(u[:, :, None] - u[:, None, :], axis=0) + np.eye(N_SOLUTIONS)
+    assert d.min() > tol.MINIMAL_DISTINCT_RTOL * np.abs(u).max()
+    # Column k + 28 is the gauge transpose partner of column k (same a, b).
+    half = N_SOLUTIONS // 2
+    C = matrix_from_unknowns(u, params[..., None])
+    np.testing.assert_allclose(gauge_transpose(C[:half]), C[half:], rtol=1e-9, atol=1e-9)
+
+
+def test_residuals_match_principal_minors(rng):
+    u = rng.normal(size=(8, 5)) + 1j * rng.normal(size=(8, 5))
+    params = rng.normal(size=(3, 16, 5)) + 1j * rng.normal(size=(3, 16, 5))
+    params[:, 15] = np.array([1.0, 0.0, 0.0])[:, None]
+    C = matrix_from_unknowns(u, params)
+    m = principal_minor_tensor(C).reshape(5, 16)
+    f = (params[0] + u[0] * params[1] + u[1] * params[2]).T
+    def flat(*S):  # F.reshape(16) index of det C[S, S], paper's 1-based S
+        return sum((0 if m + 1 in S else 1) << (3 - m) for m in range(4))
+
+    eq = [flat(2, 3), flat(2, 4), flat(3, 4), flat(1, 2, 3), flat(1, 2, 4), flat(1, 3, 4),
+          flat(2, 3, 4), flat(1, 2, 3, 4)]
+    read = [flat(1), flat(2), flat(3), flat(4), flat(1, 2), flat(1, 3), flat(1, 4)]
+    sign = np.array([1, 1, 1, -1, -1, -1, -1, 1])  # (-1)^|S|: the equations are det - mu_S
+    np.testing.assert_allclose(minimal_residuals(u, params).T, sign * (m - f)[:, eq],
+                               atol=1e-12)
+    # The diagonal and the first column's 2x2 minors hold by construction.
+    np.testing.assert_allclose(m[:, read], f[:, read], rtol=1e-12, atol=1e-12)
+
+
+def test_small_batch_all_solutions_and_truth(rng):
+    p1, p2, F = random_samples(rng, 12)
+    complete, truth, real = check_solutions(p1, p2, F)
+    assert complete == 1.0
+    assert truth == 1.0
+    assert real.tensors.shape[1:] == (2, 2, 2, 2)
+    np.testing.assert_allclose(np.linalg.norm(real.tensors.reshape(-1, 16), axis=1), 1.0)
+    assert all(r is None for r in real.reasons)
+    np.testing.assert_array_equal(real.n_found, N_SOLUTIONS)
+
+
+def test_single_sample_and_reproducible(rng):
+    p1, p2, F = random_samples(rng, 1)
+    a = solve_minimal(p1[0], p2[0], rng=7)
+    b = solve_minimal(p1[0], p2[0], rng=7)
+    np.testing.assert_array_equal(a.tensors, b.tensors)
+    np.testing.assert_array_equal(a.sample, 0)
+    d = projective_distance(a.tensors, np.broadcast_to(F[0], a.tensors.shape), axis=(1, 2, 3, 4))
+    assert d.min() < tol.MINIMAL_TRUTH_RTOL
+
+
+def test_degenerate_samples_are_skipped(rng):
+    p1, p2, _ = random_samples(rng, 3)
+    cam1, cam2 = random_two_slit_camera(rng), random_two_slit_camera(rng)
+    X = random_points_in_front([cam1, cam2], 13, rng)
+    n = rng.normal(size=3)
+    n /= np.linalg.norm(n)
+    planar = X - np.outer(X @ n, n)  # coplanar scene points
+    repeated = X.copy()
+    repeated[7] = repeated[2]
+    q1 = np.concatenate([p1, [cam1.project(planar), cam1.project(repeated)]])
+    q2 = np.concatenate([p2, [cam2.project(planar), cam2.project(repeated)]])
+    sol = solve_minimal(q1, q2, rng=0)
+    assert sol.reasons[3].startswith("the null space of the 13 correspondences is not 3-dim")
+    assert sol.reasons[4].startswith("the null space of the 13 correspondences is not 3-dim")
+    assert sol.reasons[:3] == [None, None, None]
+    np.testing.assert_array_equal(sol.n_found, [N_SOLUTIONS] * 3 + [0, 0])
+    assert not np.isin([3, 4], sol.sample).any()
+    only = solve_minimal(cam1.project(planar), cam2.project(planar), rng=0)
+    assert only.tensors.shape == (0, 2, 2, 2, 2) and only.reasons[0] is not None
+
+
+@pytest.mark.parametrize(("p1", "p2", "message"), [
+    (np.zeros((12, 2)), np.zeros((12, 2)), r"^points1 must have shape \(13, 2\) or \(B, 13, 2\)"),
+    (np.zeros((13, 3)), np.zeros((13, 3)), r"^points1 must have shape"),
+    (np.zeros((13, 2)), np.zeros((2, 13, 2)), r"^points2 must have the shape of points1"),
+    (np.full((13, 2), np.nan), np.zeros((13, 2)), r"^points1 must be finite"),
+    (np.zeros((13, 2), complex), np.zeros((13, 2)), r"^points1 must be a real numeric array"),
+])
+def test_malformed_input(p1, p2, message):
+    with pytest.raises(ValueError, match=message):
+        solve_minimal(p1, p2)
+
+
+def test_bad_rng():
+    with pytest.raises(ValueError, match=r"^rng must be"):
+        solve_minimal(np.zeros((13, 2)), np.zeros((13, 2)), rng="seed")
+
+
+@pytest.mark.slow
+def test_thousand_random_samples():
+    rng = np.random.default_rng(20170721)
+    p1, p2, F = random_samples(rng, tol.MINIMAL_N_SAMPLES)
+    chunks = [check_solutions(p1[k:k + 250], p2[k:k + 250], F[k:k + 250])
+              for k in range(0, len(p1), 250)]  # the checks compare all pairs of solutions
+    complete = np.mean([c[0] for c in chunks])
+    truth = np.mean([c[1] for c in chunks])
+    assert complete >= tol.MINIMAL_ALL_FOUND_FRACTION
+    assert truth >= tol.MINIMAL_TRUTH_FRACTION
