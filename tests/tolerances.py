@@ -40,8 +40,8 @@ SWEEP_SAMPSON_NOISE_FREE_PX = 1e-7
 #: The ML-from-truth yardstick on a noise-free sweep scene: rotation error (degrees), relative
 #: translation error and reprojection RMS (pixels).
 SWEEP_ML_NOISE_FREE = 1e-6
-#: Realised relative rotation of a sweep scene above the 30-degree range (degrees): the roll
-#: that reaches the drawn angle is searched on a 0.1-degree grid.
+#: Realised relative rotation of a sweep scene above the 30-degree range (degrees): the draw
+#: accepts turns towards the scene up to 0.1 degree beyond it.
 SWEEP_ROTATION_SLACK_DEG = 0.2
 
 #: 13-point minimal solver: relative residual of eq. linF for every complex solution (pixel
