@@ -31,7 +31,7 @@ from .cameras import (
     compose_two_slit,
 )
 from .epipolar import MIN_LINEAR_POINTS, epipolar_tensor, sampson_distance
-from .geometry.projective import matrix_from_rvec, rvec_from_matrix
+from .geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from .sfm import refine_metric_pose, reprojection_residuals
 from .sfm.lm import numeric_block_jacobian
 
@@ -253,7 +253,7 @@ SWEEP_BASELINES = ("sideways", "forward", "vertical", "mixed")
 #: image), ``coverage`` is the fraction of image 1's area that the points span, ``slit_ratio``
 #: is ``|d| / depth``, ``baseline_ratio`` is ``|baseline| / depth``, ``depth_extent`` is the
 #: depth of the box relative to ``depth``, ``convergence`` is how much of the turn towards the
-#: scene centre camera 2 makes (0: parallel axes, 1: fixating the centre).
+#: scene centre camera 2 makes (0: no turn, 1: the scene centre at its image centre).
 SWEEP_RANGES = {
     "n": (30, 10000, "log"),
     "image_width": (640, 2000, "uniform"),
@@ -266,7 +266,7 @@ SWEEP_RANGES = {
     "coverage": (0.2, 1.0, "uniform"),
     "baseline_ratio": (0.02, 0.5, "log"),
     "rotation_deg": (0.0, 30.0, "uniform"),
-    "convergence": (0.0, 1.0, "uniform"),
+    "convergence": (0.9, 1.0, "uniform"),
     "depth": (1.0, 50.0, "log"),
     "depth_extent": (0.1, 1.0, "uniform"),
     "plane_fraction": (0.0, 0.8, "uniform"),
@@ -275,12 +275,16 @@ SWEEP_RANGES = {
     "outlier_ratio": (0.0, 0.7, "uniform"),
 }
 
+#: Probability that camera 2 has camera 1's intrinsics (a rig of two equal cameras) when both
+#: have the same model; otherwise its intrinsics are drawn on their own.
+SAME_INTRINSICS_PROBABILITY = 0.3
 #: Pushbroom pairs whose along-track or flight directions are closer than this (degrees) are
 #: redrawn in the default draw (at 0 the two cameras share a slit and the tensor is undetermined).
 MIN_PUSHBROOM_ANGLE_DEG = 5.0
 #: The explicit degenerate configuration that ``random_sweep_scene(degenerate=...)`` builds.
 DEGENERATE_SAME_FLIGHT_LINE = "same flight line"
-_MAX_ATTEMPTS = 200
+_MAX_ATTEMPTS = 500
+_ROTATION_SLACK_DEG = 0.1
 _PILOT = 600
 _MIN_VISIBLE = 0.03
 
@@ -355,7 +359,7 @@ def _draw_parameters(rng) -> dict:
         p[f"principal_u{k}"] = _draw(rng, "principal_point")
         p[f"principal_v{k}"] = _draw(rng, "principal_point")
     p["pushbroom_aspect"] = _draw(rng, "pushbroom_aspect")
-    p["pushbroom_fill"] = float(rng.uniform(0.6, 1.0))
+    p["fill2"] = float(rng.uniform(0.5, 1.0))
     p["coverage"] = _draw(rng, "coverage")
     p["window_x"], p["window_y"] = (float(v) for v in rng.uniform(size=2))
     p["baseline"] = str(rng.choice(SWEEP_BASELINES))
@@ -371,6 +375,7 @@ def _draw_parameters(rng) -> dict:
     p["plane_azimuth"] = float(rng.uniform(0, 2 * np.pi))
     p["sigma"] = _draw(rng, "sigma")
     p["outlier_ratio"] = _draw(rng, "outlier_ratio")
+    p["same_intrinsics"] = bool(rng.random() < SAME_INTRINSICS_PROBABILITY)
     return p
 
 
@@ -404,7 +409,7 @@ def _apply_overrides(p: dict, overrides: dict) -> None:
         "outlier_ratio": (0.0, 1.0, False, True),
     }
     allowed = set(scalar) | {"kind", "n", "image_width", "principal_point", "baseline",
-                             "pushbroom_first", "degenerate"}
+                             "pushbroom_first", "same_intrinsics", "degenerate"}
     for name, value in overrides.items():
         if name not in allowed:
             raise ValueError(f"{name} is not a parameter of random_sweep_scene; expected one of "
@@ -433,10 +438,10 @@ def _apply_overrides(p: dict, overrides: dict) -> None:
             p["n"] = check_positive_int("n", value, minimum=15)
         elif name == "image_width":
             p["image_width"] = check_positive_int("image_width", value, minimum=64)
-        elif name == "pushbroom_first":
+        elif name in ("pushbroom_first", "same_intrinsics"):
             if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"pushbroom_first must be a bool, got {value!r}")
-            p["pushbroom_first"] = bool(value)
+                raise ValueError(f"{name} must be a bool, got {value!r}")
+            p[name] = bool(value)
         elif name == "principal_point":
             pp = np.asarray(value, dtype=float) if np.ndim(value) == 1 else None
             if pp is None or pp.shape != (2,) or not np.all(np.isfinite(pp)):
@@ -462,9 +467,33 @@ def _axis_rotation(axis, angle) -> np.ndarray:
 
 
 def _rotation_angle(R) -> np.ndarray:
-    """Angle in radians of rotations ``(..., 3, 3)``."""
+    """Angle in radians of rotations ``(..., 3, 3)`` (atan2 of sine and cosine: accurate for
+    small angles, where the arccos of the trace loses half the digits)."""
     c = (np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0
-    return np.arccos(np.clip(c, -1.0, 1.0))
+    w = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
+                  R[..., 1, 0] - R[..., 0, 1]], axis=-1)
+    return np.arctan2(0.5 * np.linalg.norm(w, axis=-1), c)
+
+
+def _roll_to_angle(Rk, n, alpha) -> float:
+    r"""The roll :math:`\rho` about unit ``n`` whose ``Rot(n, rho) Rk`` has angle closest to
+    ``alpha``, smallest in magnitude among the equally close ones.
+
+    With Rodrigues' formula the trace is :math:`a + b \cos\rho + c \sin\rho`, where
+    :math:`a = n^T R_k n`, :math:`b = \mathrm{tr} R_k - a`, :math:`c = \mathrm{tr}([n]_\times
+    R_k)`; the angle is :math:`\arccos((\mathrm{tr} - 1) / 2)`.
+    """
+    a = n @ Rk @ n
+    b = np.trace(Rk) - a
+    c = np.trace(skew(n) @ Rk)
+    amplitude, phase = np.hypot(b, c), np.arctan2(c, b)
+    target = 1.0 + 2.0 * np.cos(alpha) - a
+    if amplitude < 1e-15:
+        return 0.0
+    x = np.clip(target / amplitude, -1.0, 1.0)
+    rolls = np.array([phase + np.arccos(x), phase - np.arccos(x)])
+    rolls = (rolls + np.pi) % (2 * np.pi) - np.pi
+    return float(rolls[np.argmin(np.abs(rolls))])
 
 
 def _align(a, b):
@@ -589,36 +618,73 @@ class _Attempt:
             base = (S @ f) * f
         else:
             f, base = None, np.zeros(3)
-        # Camera 2: intrinsics (a provisional speed for a pushbroom) and pose.
-        intr2 = _make_intrinsics(p, 2, models[1], W, H, D)
-        degenerate = p.get("degenerate_request")
+        # Camera 2: intrinsics (a provisional speed for a pushbroom); its pose and
+        # magnifications are fitted to the scene by fit_camera2.
+        self.f, self.base = f, base
+        self.same = bool(p["same_intrinsics"]) and models[0] == models[1]
+        self.intr2 = intr1 if self.same else _make_intrinsics(p, 2, models[1], W, H, D)
+
+    def _pose2(self, intr2):
+        """Pose (R, t) of camera 2 for its intrinsics: baseline, partial turn and roll."""
+        p, S, D = self.p, self.S, self.p["depth"]
         alpha = np.radians(p["rotation_deg"])
-        if degenerate == DEGENERATE_SAME_FLIGHT_LINE:
+        if p.get("degenerate_request") == DEGENERATE_SAME_FLIGHT_LINE:
             f2 = _flight_direction(intr2)
-            axis, angle = _align(f, f2)
+            axis, angle = _align(self.f, f2)
             R = _axis_rotation(f2, alpha) @ _axis_rotation(axis, angle)
-            C2 = base + p["baseline_sign"] * p["baseline_ratio"] * D * f
-            t = -R @ C2
-        else:
-            direction = {"sideways": np.array([1.0, 0.0, 0.0]),
-                         "vertical": np.array([0.0, 1.0, 0.0]),
-                         "forward": np.array([0.0, 0.0, 1.0]),
-                         "mixed": p["baseline_mixed"] / np.linalg.norm(p["baseline_mixed"])
-                         }[p["baseline"]]
-            C2 = base + p["baseline_sign"] * p["baseline_ratio"] * D * direction
-            Q0, Q1 = _backprojection(intr2, np.array([[(W - 1) / 2, (H - 1) / 2]]))
-            dc = Q1[0] / np.linalg.norm(Q1[0])
-            offset = Q0[0] - (Q0[0] @ dc) * dc
-            a = (S - C2) / np.linalg.norm(S - C2)
-            axis, a0 = _align(a, dc)
-            kappa = p["convergence"] if a0 < 1e-12 else min(p["convergence"], alpha / a0)
-            Rk = _axis_rotation(axis, kappa * a0)
-            rolls = np.radians(np.linspace(-180.0, 180.0, 3601))
-            cands = _axis_rotation(dc, rolls) @ Rk
-            err = np.abs(_rotation_angle(cands) - alpha)
-            best = np.flatnonzero(err <= err.min() + 1e-12)
-            R = cands[best[np.argmin(np.abs(rolls[best]))]]
-            t = -R @ C2 + kappa * offset
+            C2 = self.base + p["baseline_sign"] * p["baseline_ratio"] * D * self.f
+            return R, -R @ C2
+        direction = {"sideways": np.array([1.0, 0.0, 0.0]),
+                     "vertical": np.array([0.0, 1.0, 0.0]),
+                     "forward": np.array([0.0, 0.0, 1.0]),
+                     "mixed": p["baseline_mixed"] / np.linalg.norm(p["baseline_mixed"])
+                     }[p["baseline"]]
+        C2 = self.base + p["baseline_sign"] * p["baseline_ratio"] * D * direction
+        if isinstance(intr2, TwoSlitIntrinsics) and intr2.d < 0:
+            # Its second slit lies |d| in front of its frame origin: step back by as much, as
+            # camera 1's scene is placed ``depth`` beyond its nearer slit.
+            C2 = C2 - intr2.d * (C2 - S) / np.linalg.norm(C2 - S)
+        Q0, Q1 = _backprojection(intr2, np.array([[(self.W - 1) / 2, (self.H - 1) / 2]]))
+        dc = Q1[0] / np.linalg.norm(Q1[0])
+        # The image-centre ray does not pass through the frame origin of a two-slit camera;
+        # a pushbroom's passes through its flight line, on which the origin lies.
+        offset = (np.zeros(3) if isinstance(intr2, PushbroomIntrinsics)
+                  else Q0[0] - (Q0[0] @ dc) * dc)
+        a = (S - C2) / np.linalg.norm(S - C2)
+        axis, a0 = _align(a, dc)
+        kappa = p["convergence"]
+        Rk = _axis_rotation(axis, kappa * a0)
+        R = _axis_rotation(dc, _roll_to_angle(Rk, dc, alpha)) @ Rk
+        return R, -R @ C2 + kappa * offset
+
+    def fit_camera2(self, pilot, fit_focal):
+        """Pose of camera 2 and, with ``fit_focal``, magnifications that make the pilot points
+        span about ``fill2`` of its image (clipped to the focal range)."""
+        intr2 = self.intr2
+        lo, hi, _ = SWEEP_RANGES["focal"]
+        fill = self.p["fill2"]
+        for it in range(4):
+            R, t = self._pose2(intr2)
+            if not fit_focal or it == 3:
+                break
+            cam = compose_camera(intr2, rvec_from_matrix(R), t)
+            px = cam.project(pilot)
+            ok = cam.in_front(pilot) & np.isfinite(px).all(axis=1)
+            if ok.sum() < 10:
+                break
+            # Twice the interquartile range: the span of uniform points, robust to the few
+            # points that project far out near a slit plane of camera 2.
+            q = np.percentile(px[ok], [25.0, 75.0], axis=0)
+            span = np.maximum(2.0 * (q[1] - q[0]), 1e-9)
+            scale = fill * np.array([self.W - 1, self.H - 1]) / span
+            if isinstance(intr2, PushbroomIntrinsics):
+                intr2 = PushbroomIntrinsics.from_parameters(
+                    intr2.v, np.clip(intr2.f * scale[1], lo, hi), intr2.u, intr2.theta)
+            else:
+                intr2 = TwoSlitIntrinsics.from_parameters(
+                    np.clip(intr2.fu * scale[0], lo, hi),
+                    np.clip(2 * intr2.fv * scale[1], lo, hi) / 2, intr2.u0, intr2.v0,
+                    intr2.theta, intr2.d)
         self.R, self.t, self.intr2 = R, t, intr2
 
     def candidates(self, rng, count, plane):
@@ -654,7 +720,7 @@ class _Attempt:
         extent = float(np.ptp(along))
         if extent <= 0:
             return False
-        speed = extent / ((self.W - 1) * self.p["pushbroom_fill"])
+        speed = extent / ((self.W - 1) * self.p["fill2"])
         delta = (self.W - 1) / 2 * speed - (along.max() + along.min()) / 2
         self.t = self.t + delta * np.array([1.0, -c / s, 0.0])
         self.intr2 = PushbroomIntrinsics.from_parameters(speed, intr2.f, intr2.u, intr2.theta)
@@ -681,21 +747,24 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
     r"""A calibrated two-view scene drawn from a wide space of configurations.
 
     Camera 1 sits at the origin in its canonical frame; camera 2 is placed at a baseline in
-    a chosen direction and turned towards the scene by a part of the fixating rotation, then
-    rolled about its central ray, so that the relative rotation has the drawn angle (when the
-    turn needed to keep the scene in view is larger, the realised angle is recorded). Scene
-    points are drawn in a window of image 1 (``coverage`` of its area), at depths in a box or
-    on one tilted plane (``plane_fraction`` of them), and kept when they lie in front of both
-    cameras and project inside both images (noise-free). Inlier observations get Gaussian
-    noise of ``sigma`` pixels per coordinate; outliers are random pixel pairs, uniform in
-    the images.
+    a chosen direction, turned towards the scene centre (``convergence`` of the turn that
+    brings the scene centre to the centre of its image) and rolled about its central ray, so
+    that the relative rotation comes as close to the drawn angle as that turn allows. Its
+    magnifications (and a pushbroom's speed) are scaled so that the scene spans a drawn
+    fraction ``fill2`` of 50-100% of its image, within the focal range (unless ``focal`` is
+    given or camera 2 has camera 1's intrinsics, ``same_intrinsics``). Scene points are drawn in
+    a window of image 1 (``coverage`` of its area), at depths in a box or on one tilted plane
+    (``plane_fraction`` of them), and kept when they lie in front of both cameras and project
+    inside both images (noise-free). Inlier observations get Gaussian noise of ``sigma``
+    pixels per coordinate; outliers are random pixel pairs, uniform in the images.
 
     Every parameter is drawn from :data:`SWEEP_RANGES` unless given as a keyword override
     (a scalar applies to both cameras). Parameters are drawn in a fixed order and the points
     come from a separate stream, so a seed gives the same configuration whatever ``max_n``
-    and the other overrides are. A draw whose cameras do not see enough of the scene (or, for
-    a pushbroom pair, whose cameras nearly share a slit) is redrawn; ``params["attempts"]``
-    counts the draws.
+    and the other overrides are. A draw whose cameras do not see enough of the scene, whose
+    turn towards the scene exceeds 30 degrees (principal points far apart make the central
+    rays of the two images diverge), or, for a pushbroom pair, whose cameras nearly share a
+    slit, is redrawn; ``params["attempts"]`` counts the draws.
 
     Parameters
     ----------
@@ -710,7 +779,8 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
         cameras), ``coverage``, ``baseline`` ("sideways", "forward", "vertical", "mixed"),
         ``baseline_ratio``, ``rotation_deg``, ``convergence``, ``depth``, ``depth_extent``,
         ``plane_fraction``, ``plane_tilt_deg``, ``sigma``, ``outlier_ratio``,
-        ``pushbroom_first`` (mixed kind: which camera is the pushbroom), ``degenerate``
+        ``pushbroom_first`` (mixed kind: which camera is the pushbroom), ``same_intrinsics``
+        (camera 2 gets camera 1's intrinsics when both have one model), ``degenerate``
         (``"same flight line"``: a pushbroom pair flying along one line, where the tensor is
         undetermined; never drawn by default).
 
@@ -763,6 +833,8 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
         use_plane = p["plane_fraction"] > 0
         pilot_box = att.candidates(rng, _PILOT, plane=False)
         pilot_plane = att.candidates(rng, _PILOT, plane=True) if use_plane else pilot_box
+        att.fit_camera2(np.vstack([pilot_box, pilot_plane]),
+                        "focal" not in overrides and not att.same)
         if not att.finish_camera2(np.vstack([pilot_box, pilot_plane])):
             continue
         if not (_visible(att.cam1, att.cam2, pilot_box, att.W, att.H).mean() >= _MIN_VISIBLE
@@ -770,6 +842,9 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
                 and _visible(att.cam1, att.cam2, pilot_plane, att.W, att.H).mean()
                 >= _MIN_VISIBLE):
             continue
+        if (p.get("degenerate_request") is None and np.degrees(_rotation_angle(att.R))
+                > SWEEP_RANGES["rotation_deg"][1] + _ROTATION_SLACK_DEG):
+            continue  # turning towards the scene needs more than the range of rotations
         flight_angle = np.nan
         if att.models == ("pushbroom", "pushbroom"):
             flight_angle = _pushbroom_pair_angle(att)
@@ -853,6 +928,10 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
         "degenerate": degenerate,
         "attempts": attempt,
     })
+    for k, intr in ((1, att.intr1), (2, att.intr2)):  # magnifications as realised
+        pushbroom = isinstance(intr, PushbroomIntrinsics)
+        out[f"focal_u{k}"] = float("nan") if pushbroom else intr.fu
+        out[f"focal_v{k}"] = intr.f if pushbroom else 2 * intr.fv
     return SweepScene(cam1, cam2, att.intr1, att.intr2, att.R.copy(), att.t.copy(), F, X, q1,
                       q2, inliers, float(sigma), (att.W, att.H), out, seed)
 
@@ -1228,7 +1307,7 @@ SWEEP_BINS = {
     "slit_obliquity_deg": (0, 20, 45, 70),
     "focal_min": (200, 400, 800, 1600, 3000),
     "principal_offset": (0, 0.5, 1, 2, 3),
-    "coverage": (0.2, 0.4, 0.6, 0.8, 1.0),
+    "coverage": (0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0),
     "baseline_ratio": (0.0, 0.05, 0.1, 0.2, 0.5, np.inf),
     "rotation_deg": (0, 5, 10, 20, 30),
     "depth_extent": (0.1, 0.4, 0.7, 1.0),
@@ -1262,10 +1341,11 @@ def _tally(records, factor):
     return {
         "scenes": len(records),
         "too_few_inliers": sum(1 for r in records
-                               if r.get("n_inliers", 0) < MIN_LINEAR_POINTS),
+                               if r.get("n_inliers", MIN_LINEAR_POINTS) < MIN_LINEAR_POINTS),
         "failures": sum(1 for r in records if r.get("failure")),
         "pr_0.99": float(np.mean(pr >= 0.99)) if len(pr) else float("nan"),
         "pr_0.95": float(np.mean(pr >= 0.95)) if len(pr) else float("nan"),
+        "pr_median": float(np.median(pr)) if len(pr) else float("nan"),
         "determined": len(det),
         "pose_within": float(len(within) / len(det)) if det else float("nan"),
         "rotation_median_deg": float(np.median(rot)) if len(rot) else float("nan"),
@@ -1291,8 +1371,8 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         ``overall`` and ``regions[name][label]``, each with ``scenes``, ``too_few_inliers``
         (scenes with fewer true inliers than the linear solver needs, left out of the
         fractions), ``failures``, ``pr_0.99`` and ``pr_0.95`` (fractions of scenes whose
-        precision and recall are both at least that fraction of the ceiling),
-        ``determined`` (count), ``pose_within``
+        precision and recall are both at least that fraction of the ceiling), ``pr_median``
+        (median of the smaller of the two ratios), ``determined`` (count), ``pose_within``
         (fraction of the determined scenes whose pose is within ``factor`` of the yardstick),
         ``rotation_median_deg`` and ``rotation_max_deg``.
     """
