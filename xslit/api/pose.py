@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from .._checks import check_array, check_finite, check_image_points, check_rng
 from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
 from ..epipolar.tensor import sampson_distance
-from ..geometry.projective import matrix_from_rvec, rvec_from_matrix
 from ..sfm import (
+    calibrated_two_view,
+    check_mask,
+    check_threshold,
     projective_pairs_from_tensor,
-    refine_metric_pose,
-    relative_pose,
     reprojection_residuals,
     triangulate_linear,
     triangulate_nonlinear,
 )
 
 __all__ = ["recoverTwoSlitPose", "triangulateTwoSlitPoints"]
+
+log = logging.getLogger("xslit")
 
 
 def _check_tensor(F):
@@ -28,15 +32,6 @@ def _check_tensor(F):
     if not np.any(F):
         raise ValueError("F must not be zero")
     return F
-
-
-def _check_mask(mask, n):
-    if mask is None:
-        return np.ones(n, bool)
-    m = check_array("mask", mask)
-    if m.size != n:
-        raise ValueError(f"mask must have N = {n} entries ((N, 1) or (N,)), got shape {m.shape}")
-    return m.reshape(n) != 0
 
 
 def triangulateTwoSlitPoints(cameras, points, refine=True):
@@ -93,11 +88,17 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
 
     **Calibrated** (both intrinsics, as ``decomposeTwoSlitProjection(...).intrinsics``): the
     metric relative pose of camera 2 (two-slit cameras observe scale through the slit distance
-    ``d``), from the masked correspondences by the calibrated solver of
-    :mod:`xslit.sfm.calibrated`: the tensor is linear in ``(R, [t]x R)``, a global search over
-    rotations with ``t`` eliminated, Sampson fits, and a local optimisation in the exact
-    6-parameter model that rejects the outliers a linear ``F`` can absorb. With ``refine``,
-    pose and points are then refined by maximum likelihood on the inliers.
+    ``d``), a thin wrapper over :func:`xslit.sfm.calibrated_two_view`: starts from grids of
+    rotations and of translations, Sampson fits of several distinct basins ranked by their
+    truncated (MSAC) Sampson cost, maximum likelihood on the best ones, compared on their
+    truncated reprojection cost. The pose starts from ``mask`` (or from the correspondences
+    that ``F`` explains) and is checked against all N correspondences. The
+    cv2 return tuple has no status slot: when the plain function reports the pose as
+    ``"undetermined"`` (collinear points, scale not observed) or ``"failed"``, this raises
+    ValueError with the reason; ``"ambiguous"`` (two basins that noise cannot tell apart)
+    returns the better one and logs the reason on the ``xslit`` logger. Use
+    :func:`xslit.sfm.calibrated_two_view` for the status, the other basins and the 6 x 6
+    covariance of the pose.
 
     Parameters
     ----------
@@ -109,13 +110,16 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
         Inliers to use (non-zero), e.g. from :func:`findEpipolarTensor`. Calibrated without a
         mask: the correspondences within ``reprojThreshold`` of ``F`` (Sampson distance).
     refine : bool
+        Uncalibrated only (the calibrated pose is always refined by maximum likelihood: its
+        basins are compared that way).
     reprojThreshold : float
-        Pixels. Uncalibrated: a correspondence counts in ``retval`` when its triangulated
-        point reprojects within this distance. Calibrated: inlier threshold on the Sampson
-        distance to the recovered pose's tensor (use the threshold given to
-        ``findEpipolarTensor``).
+        Pixels, finite and positive. Uncalibrated: a correspondence counts in ``retval`` when
+        its triangulated point reprojects within this distance. Calibrated: inlier threshold
+        on the Sampson distance to the pose's tensor and on the distance of the
+        correspondence to its reprojection (use the threshold given to ``findEpipolarTensor``).
     rng : None, int or numpy.random.Generator
-        Calibrated only: random subsets of the robust solver (deterministic by default).
+        Calibrated only: random subsets of the robust solver (the fixed seed 0 by default,
+        so that identical calls give identical results).
 
     Returns
     -------
@@ -134,8 +138,8 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     Raises
     ------
     ValueError
-        On bad input, or (calibrated) when no pose explains the correspondences with the
-        given intrinsics.
+        On bad input (naming the argument), or (calibrated) when the pose is undetermined or
+        no pose explains the correspondences (with the reason).
     """
     F = _check_tensor(F)
     p1 = check_image_points("points1", points1)
@@ -143,7 +147,8 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
     if len(p1) != len(p2):
         raise ValueError(f"points1 and points2 must have the same number of points, got "
                          f"{len(p1)} and {len(p2)}")
-    inl = _check_mask(mask, len(p1))
+    inl = check_mask("mask", mask, len(p1))
+    reprojThreshold = check_threshold("reprojThreshold", reprojThreshold)
     if (intrinsics1 is None) != (intrinsics2 is None):
         raise ValueError("intrinsics1 and intrinsics2 must be given together (calibrated) or "
                          "both omitted (uncalibrated)")
@@ -155,32 +160,22 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
         raise ValueError(f"mask must leave at least 15 correspondences, got {int(inl.sum())}")
     if intrinsics1 is None:
         return _uncalibrated(F, p1, p2, inl, p1[inl], p2[inl], refine, reprojThreshold)
-    if mask is None:  # the correspondences that F explains
+    if mask is None:  # start from the correspondences that F explains
         inl &= sampson_distance(F, p1, p2) <= reprojThreshold
         if inl.sum() < 15:
             raise ValueError(f"F explains only {int(inl.sum())} correspondences within "
                              f"reprojThreshold = {reprojThreshold}; at least 15 are needed")
-    q1, q2 = p1[inl], p2[inl]
-    res = relative_pose(q1, q2, intrinsics1, intrinsics2, threshold=reprojThreshold,
-                        rng=check_rng(rng))
-    rvec, tvec = rvec_from_matrix(res.R), res.t
-    good = np.flatnonzero(inl)[res.inliers]
+    res = calibrated_two_view(p1, p2, intrinsics1, intrinsics2, inl,
+                              threshold=reprojThreshold, rng=check_rng(rng))
+    if res.status in ("failed", "undetermined"):
+        raise ValueError(f"recoverTwoSlitPose: the pose is {res.status}: {res.reason}")
+    if res.status == "ambiguous":
+        log.warning("recoverTwoSlitPose: %s", res.reason)
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
-    if refine:
-        rvec, tvec, X_good, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec, tvec,
-                                                   p1[good], p2[good])
-        X_good = np.concatenate([X_good, np.ones((len(good), 1))], axis=1)
-    cam2 = compose_camera(intrinsics2, rvec, tvec)
-    # All correspondences are triangulated (as cv2.recoverPose does); the inliers' points are
-    # those of the maximum-likelihood refinement, or refined here.
-    X = triangulate_linear([cam1, cam2], [p1, p2])
-    X[good] = X_good if refine else triangulate_nonlinear([cam1, cam2], [p1[good], p2[good]],
-                                                          X[good])
-    valid = np.zeros(len(p1), bool)
-    valid[good] = True
-    valid &= cam1.in_front(X) & cam2.in_front(X)
-    return (int(valid.sum()), matrix_from_rvec(rvec), np.asarray(tvec, float).reshape(3, 1),
-            valid.astype(np.uint8)[:, None], X.T.copy())
+    cam2 = compose_camera(intrinsics2, res.rvec, res.t)
+    valid = res.inliers & cam1.in_front(res.points) & cam2.in_front(res.points)
+    return (int(valid.sum()), res.R.copy(), res.t.reshape(3, 1).copy(),
+            valid.astype(np.uint8)[:, None], res.points.T.copy())
 
 
 def _uncalibrated(F, p1, p2, inl, q1, q2, refine, reprojThreshold):

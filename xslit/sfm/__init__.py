@@ -1,9 +1,18 @@
 """Triangulation, two-view refinement and metric pose (later: resection, bundle adjustment)."""
 
-from .calibrated import CalibratedPose, relative_pose, tensor_map
+from .calibrated import (
+    CalibratedPose,
+    CalibratedTwoView,
+    calibrated_two_view,
+    check_mask,
+    check_threshold,
+    relative_pose,
+    tensor_map,
+)
 from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
 from .two_view import (
     ProjectiveRefinement,
+    metric_pose_information,
     projective_pairs_from_tensor,
     refine_metric_pose,
     refine_projective_pair,
@@ -11,7 +20,12 @@ from .two_view import (
 
 __all__ = [
     "CalibratedPose",
+    "CalibratedTwoView",
     "ProjectiveRefinement",
+    "calibrated_two_view",
+    "check_mask",
+    "check_threshold",
+    "metric_pose_information",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
     "refine_projective_pair",

@@ -42,27 +42,43 @@ are close compared with the scene depth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numbers
+from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import chi2
 
-from ..cameras import compose_camera
-from ..epipolar.linear import _normalized
+from .._checks import check_image_points, check_rng
+from ..cameras import PushbroomIntrinsics, TwoSlitIntrinsics, compose_camera
+from ..epipolar.linear import axis_normalization
 from ..epipolar.tensor import (
     INDEX,
     design_matrix,
     kron_modes,
     sampson_operator,
 )
+from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
+from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
+from .two_view import metric_pose_information, refine_metric_pose
 
 __all__ = [
+    "AMBIGUITY_LEVEL",
+    "RANK_TOLERANCE",
+    "SCALE_TOLERANCE",
     "CalibratedPose",
+    "CalibratedTwoView",
+    "calibrated_two_view",
+    "check_mask",
+    "check_threshold",
+    "fibonacci_sphere",
     "pose_tensors",
     "refine_pose_sampson",
     "relative_pose",
     "rotation_grid",
+    "rotations_for_translations",
     "search_rotations",
     "tensor_map",
+    "translation_grid",
 ]
 
 #: Index pairs of Plücker coordinates, in the order used by the compound matrix.
@@ -169,18 +185,98 @@ def rotation_grid(n: int) -> np.ndarray:
                     axis=1).reshape(n, 3, 3)
 
 
-def _rodrigues(w) -> np.ndarray:
-    """Rotation matrices ``(..., 3, 3)`` of rotation vectors ``(..., 3)``."""
-    w = np.asarray(w, dtype=float)
-    th = np.linalg.norm(w, axis=-1)[..., None, None]
-    K = np.zeros((*w.shape[:-1], 3, 3))
-    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -w[..., 2], w[..., 1], -w[..., 0]
-    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = w[..., 2], -w[..., 1], w[..., 0]
-    small = th < 1e-8
-    th = np.where(small, 1.0, th)
-    s = np.where(small, 1.0, np.sin(th) / th)
-    c = np.where(small, 0.5, (1.0 - np.cos(th)) / th**2)
-    return np.eye(3) + s * K + c * (K @ K)
+def fibonacci_sphere(n: int) -> np.ndarray:
+    """``n`` unit vectors ``(n, 3)`` spread evenly over the sphere (Fibonacci lattice).
+
+    Deterministic: the same ``n`` gives the same directions.
+
+    Examples
+    --------
+    >>> bool(np.allclose(np.linalg.norm(fibonacci_sphere(50), axis=1), 1.0))
+    True
+    """
+    i = np.arange(n) + 0.5
+    z = 1.0 - 2.0 * i / n
+    r = np.sqrt(1.0 - z * z)
+    phi = np.pi * (1.0 + np.sqrt(5.0)) * i
+    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+
+
+def _rotation_blocks(Phi):
+    r"""``P (4, 16, 9)``: for a fixed translation the tensor is linear in ``vec R``,
+    :math:`f = (P_0 + \sum_j t_j P_j) \operatorname{vec} R`, because
+    :math:`\operatorname{vec}([t]_\times R) = ([t]_\times \otimes I) \operatorname{vec} R`."""
+    eye = np.eye(3)
+    return np.stack([Phi[:, :9]] + [Phi[:, 9:] @ np.kron(skew(eye[j]), eye) for j in range(3)])
+
+
+def rotations_for_translations(Phi, M, t):
+    r"""For each fixed translation, the rotations minimising the algebraic error of eq. linF.
+
+    With ``t`` fixed, :math:`f = P(t) \operatorname{vec} R` is linear in the 9 entries of
+    :math:`R` (:func:`_rotation_blocks`); the least eigenvector :math:`r` of
+    :math:`P(t)^\top M P(t)` (9 x 9) is projected on SO(3), from both signs of :math:`r`
+    (the eigenvector's sign is arbitrary, and the two projections differ):
+
+    .. math:: r = U \Sigma V^\top \mapsto R_\pm = U \operatorname{diag}(\pm 1, \pm 1,
+              \det U V^\top) V^\top .
+
+    Unlike the elimination of ``t`` for a fixed rotation, a fixed translation cannot shrink
+    towards the near-degenerate tensors of ``t`` near 0 (whose algebraic error is small
+    without their Sampson distances being small), so a grid of translations gives starts in
+    the basin of the maximum-likelihood pose where a grid of rotations does not.
+
+    Parameters
+    ----------
+    Phi : (16, 18) ndarray
+        :func:`tensor_map` in the coordinates of ``M``.
+    M : (16, 16) ndarray
+        ``D^T D`` of the design matrix of the correspondences (eq. linF).
+    t : (K, 3) ndarray
+
+    Returns
+    -------
+    R : (4K, 3, 3) ndarray
+        Blocks of K: from ``r``, from ``-r``, and from the Procrustes fit of ``[t]x r`` and
+        of ``-[t]x r``.
+    """
+    P = _rotation_blocks(Phi)
+    Q = np.einsum("afi,fg,bgj->abij", P, M, P)  # (4, 4, 9, 9)
+    tau = np.concatenate([np.ones((len(t), 1)), t], axis=1)
+    H = np.einsum("ka,kb,abij->kij", tau, tau, Q)
+    r = np.linalg.eigh(H)[1][:, :, 0].reshape(-1, 3, 3)
+    # [t]x R does not see the rows of R along t: r = t w^T gives a tensor from the R block
+    # of Phi alone, small for nearly central slits, so the least eigenvector can fall there.
+    # Also solve with the rows of R orthogonal to t (6 unknowns, 6 x 6), completed by
+    # det R = 1 in the projection.
+    V2 = np.linalg.svd(t[:, None, :])[2][:, 1:, :].transpose(0, 2, 1)  # (K, 3, 2), _|_ t
+    Qc = np.einsum("kia,bj->kibaj", V2, np.eye(3)).reshape(-1, 9, 6)
+    z = np.linalg.eigh(np.swapaxes(Qc, 1, 2) @ H @ Qc)[1][:, :, 0]
+    E = (Qc @ z[..., None]).reshape(-1, 3, 3)
+    out = []
+    for A in (r, E):
+        U, _, Vt = np.linalg.svd(A)
+        det = np.linalg.det(U @ Vt)
+        plus = np.stack([np.ones_like(det), np.ones_like(det), det], axis=1)
+        minus = plus * np.array([-1.0, -1.0, 1.0])
+        out += [(U * plus[:, None, :]) @ Vt, (U * minus[:, None, :]) @ Vt]
+    return np.concatenate(out)
+
+
+def translation_grid(reference: float, n_directions: int = 64,
+                     factors=(1 / 16, 1 / 4, 1.0, 4.0, 16.0, 64.0)) -> np.ndarray:
+    """Translations ``(n_directions * len(factors), 3)``: :func:`fibonacci_sphere` directions
+    at lengths ``reference * factors`` (the Sampson fits converge from a length within about
+    a factor of 2 of the right one and a direction within about 15 degrees)."""
+    dirs = fibonacci_sphere(n_directions)
+    return (dirs[None] * (reference * np.asarray(factors, float))[:, None, None]).reshape(-1, 3)
+
+
+def _reference_length(intrinsics1, intrinsics2) -> float:
+    """The metric length that sets the scale of the translation grid: the mean slit distance
+    of the two-slit cameras (1 when both are pushbroom cameras)."""
+    ds = [abs(i.d) for i in (intrinsics1, intrinsics2) if isinstance(i, TwoSlitIntrinsics)]
+    return float(np.mean(ds)) if ds else 1.0
 
 
 def _eliminate_translation(a, B, M):
@@ -266,11 +362,11 @@ def _polish_rotations(Phi, M, U, R, iterations):
     h = 1e-6
     eye = np.eye(3)
     for _ in range(iterations):
-        Rp = np.concatenate([_rodrigues(eye[k] * h) @ R for k in range(3)])
+        Rp = np.concatenate([matrix_from_rvec(eye[k] * h) @ R for k in range(3)])
         Mp = M if M.ndim == 2 else np.concatenate([M] * 3)
         Up = U if U.ndim == 2 else np.concatenate([U] * 3)
         J = ((_algebraic(Phi, Mp, Up, Rp)[0].reshape(3, *r.shape) - r) / h).transpose(1, 0, 2)
-        Rn = _rodrigues(_damped_steps(J, r, lam)) @ R
+        Rn = matrix_from_rvec(_damped_steps(J, r, lam)) @ R
         rn, tn = _algebraic(Phi, M, U, Rn)
         (R, r, t), cost, lam, done = _accept(cost, np.einsum("ij,ij->i", rn, rn), lam, 1e-12,
                                              (R, r, t), (Rn, rn, tn))
@@ -404,13 +500,13 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
     eye = np.eye(3)
     for _ in range(iterations):
         ht = 1e-7 * np.maximum(1.0, np.linalg.norm(t, axis=1))
-        Rp = np.stack([_rodrigues(eye[k] * hw) @ R for k in range(3)] + [R] * 3, axis=1)
+        Rp = np.stack([matrix_from_rvec(eye[k] * hw) @ R for k in range(3)] + [R] * 3, axis=1)
         tp = np.stack([t] * 3 + [t + eye[k] * ht[:, None] for k in range(3)], axis=1)
         rp = _sampson_batch(Gt, pose_tensors(Phi, Rp, tp))  # (K, 6, n)
         steps = np.concatenate([np.full((K, 3), hw), np.repeat(ht[:, None], 3, 1)], axis=1)
         J = (rp * (w if weights is None else w[:, None]) - r[:, None]) / steps[:, :, None]
         d = _damped_steps(J, r, lam)
-        Rn = _rodrigues(d[:, :3]) @ R
+        Rn = matrix_from_rvec(d[:, :3]) @ R
         tn = t + d[:, 3:]
         rn = _pose_residuals(Phi, Gt, Rn, tn) * w
         (R, t, r), cost, lam, done = _accept(cost, np.einsum("kn,kn->k", rn, rn), lam, 1e-10,
@@ -423,13 +519,19 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
 
 @dataclass
 class CalibratedPose:
-    """Result of :func:`relative_pose`."""
+    """Result of :func:`relative_pose`: the best pose and the other distinct local minima.
+
+    ``alternatives`` holds the other basins the search refined, best first, as tuples
+    ``(R, t, inliers, score)``; ``score`` is the MSAC cost of :func:`relative_pose`.
+    """
 
     R: np.ndarray  # (3, 3), X_cam2 = R X_cam1 + t
     t: np.ndarray  # (3,), metric
     inliers: np.ndarray  # (N,) bool, Sampson distance to the pose's tensor <= threshold
     rms: float  # RMS Sampson distance over the inliers, pixels
-    candidates: int  # distinct minima of the rotation search
+    candidates: int  # starts of the Sampson fits (rotation grid and translation grid)
+    score: float = np.inf  # MSAC cost over all N, pixels^2
+    alternatives: list = field(default_factory=list)
 
 
 def _ray_terms(rays1, rays2):
@@ -471,11 +573,49 @@ def _score(Phi, Gt, terms, R, t, threshold):
     return np.where(inl, d * d, threshold * threshold).sum(axis=1), inl
 
 
+def _distinct_poses(R, t, order, max_count, separation_deg, translation_tol):
+    """Greedy non-maximum suppression of poses: indices in ``order`` whose rotation differs
+    from every kept one by more than ``separation_deg`` or whose translation differs by more
+    than ``translation_tol`` times the longer one."""
+    cos_sep = np.cos(np.radians(separation_deg))
+    keep = []
+    for k in order:
+        if not np.isfinite(t[k]).all():
+            continue
+        same = False
+        for j in keep:
+            close_t = np.linalg.norm(t[k] - t[j]) <= translation_tol * max(
+                np.linalg.norm(t[k]), np.linalg.norm(t[j]))
+            if close_t and (np.trace(R[k] @ R[j].T) - 1) / 2 >= cos_sep:
+                same = True
+                break
+        if not same:
+            keep.append(int(k))
+            if len(keep) == max_count:
+                break
+    return keep
+
+
 def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
-                  threshold: float = 1.5, rng=None, n_rotations: int = 1000,
-                  n_subsets: int = 4, n_candidates: int = 4,
-                  lo_iterations: int = 12, retry: bool = True) -> CalibratedPose:
-    """Metric relative pose of two calibrated cameras from correspondences (module text).
+                  threshold: float = 1.5, rng=None, n_rotations: int = 0,
+                  n_directions: int = 96, n_subsets: int = 4, n_starts: int = 48,
+                  n_candidates: int = 4, lo_iterations: int = 12,
+                  retry: bool = True) -> CalibratedPose:
+    r"""Metric relative pose of two calibrated cameras from correspondences (module text).
+
+    Starts come from two grids: rotations with the translation eliminated
+    (:func:`search_rotations`) and translations with the rotation solved linearly
+    (:func:`rotations_for_translations`, which cannot fall into the near-degenerate tensors of
+    a vanishing translation). Every start is ranked, and after a few Sampson steps every
+    candidate is compared, by the truncated quadratic (MSAC) cost of its Sampson distances
+    :math:`d_i` in pixels, the first-order approximation of the reprojection error that
+    maximum likelihood minimises,
+
+    .. math:: C = \sum_i \min(d_i^2, \tau^2)\quad
+              (d_i = \infty \text{ behind a camera}),
+
+    and several distinct basins are fitted to their inliers before one is chosen; the others
+    are returned as ``alternatives``.
 
     Parameters
     ----------
@@ -486,22 +626,31 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
         Correspondences to start from (e.g. the mask of ``findEpipolarTensor``); all when
         omitted. The returned inliers are re-selected on the exact model from all N.
     threshold : float
-        Sampson distance (pixels) below which a correspondence is an inlier.
-    rng : numpy.random.Generator, optional
-        For the random subsets of the search and of the local optimisation; default
-        ``numpy.random.default_rng(0)`` (deterministic).
+        Sampson distance :math:`\tau` (pixels) below which a correspondence is an inlier.
+    rng : None, int or numpy.random.Generator
+        For the random subsets of the search and of the local optimisation; ``None`` means
+        the fixed seed 0 (deterministic).
     n_rotations : int
-        Size of the rotation grid.
+        Size of the rotation grid (:func:`search_rotations`); 0 (the default) leaves it to
+        the retry: its starts, polished on the algebraic error, fall into the near-degenerate
+        tensors of a vanishing translation on nearly central slits.
+    n_directions : int
+        Directions of the translation grid (:func:`translation_grid`, at six lengths around
+        the slit distance).
     n_subsets : int
         The rotation search also runs on this many random quarters of the starting
         correspondences, so that a few outliers absorbed by a linear tensor cannot steer it.
+    n_starts : int
+        Distinct starts kept from the translation grid.
+    n_candidates : int
+        Distinct candidates fitted to their inliers and compared.
     lo_iterations : int
         Subsets per round of the local optimisation.
     retry : bool
-        When the pose explains fewer than 80% of the starting correspondences (which a tensor
-        explained), search once more with four times the rotations and starts and twice the
-        subsets, and keep the better pose: on rare scenes the search misses the basin of the
-        right rotation.
+        When no pose is found or the pose explains fewer than 80% of the starting
+        correspondences (which a tensor explained), search once more with four times the
+        directions, twice the subsets and starts, and the rotation grid (at least 1,000
+        rotations), and keep the better pose.
 
     Returns
     -------
@@ -512,16 +661,38 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     ValueError
         When fewer than 12 correspondences remain, or no pose explains them.
     """
-    rng = np.random.default_rng(0) if rng is None else rng
-    n = len(points1)
-    start = np.ones(n, bool) if inliers is None else np.asarray(inliers, bool)
-    idx = np.flatnonzero(start)
-    if len(idx) < 12:
+    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    start = np.ones(len(points1), bool) if inliers is None else np.asarray(inliers, bool)
+    if start.sum() < 12:
         raise ValueError(f"inliers: a calibrated pose needs at least 12 correspondences, got "
-                         f"{len(idx)}")
+                         f"{int(start.sum())}")
+    args = (points1, points2, intrinsics1, intrinsics2, start, threshold, rng)
+    try:
+        pose = _search_pose(*args, n_rotations, n_directions, n_subsets, n_starts,
+                            n_candidates, lo_iterations)
+    except ValueError:
+        if not retry:
+            raise
+        pose = None
+    if retry and (pose is None or np.count_nonzero(pose.inliers & start) < 0.8 * start.sum()):
+        again = _search_pose(*args, max(4 * n_rotations, 1000), 4 * n_directions,
+                             2 * n_subsets, 2 * n_starts, 2 * n_candidates, lo_iterations)
+        if pose is None or again.score < pose.score:
+            return again
+    return pose
+
+
+def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, rng,
+                 n_rotations, n_directions, n_subsets, n_starts, n_candidates, lo_iterations):
+    """One search of :func:`relative_pose` with the given sizes."""
+    n = len(points1)
+    idx = np.flatnonzero(start)
     q1, q2 = points1[idx], points2[idx]
-    Ts, normed = _normalized(q1, q2)  # per axis, as the linear solver
-    n1, n2 = np.stack(normed[:2], axis=1), np.stack(normed[2:], axis=1)
+    cols = np.stack([q1[:, 0], q1[:, 1], q2[:, 0], q2[:, 1]])
+    T = axis_normalization(cols)  # per axis, as the linear solver
+    Ts = list(T)
+    normed = T[:, 0, 0, None] * cols + T[:, 0, 1, None]
+    n1, n2 = normed[:2].T.copy(), normed[2:].T.copy()
     Phi_n = tensor_map(intrinsics1, intrinsics2, Ts)
     quarter = max(12, len(idx) // 4)
     subsets = [np.arange(len(idx))]
@@ -531,26 +702,54 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     cam2 = compose_camera(intrinsics2, np.zeros(3), np.zeros(3))
     rays = (cam1.rays(points1), cam2.rays(points2))
     terms = _ray_terms(*rays)
-    Rs, ts, _ = search_rotations(Phi_n, n1, n2, subsets=subsets,
-                                    rays=(rays[0][idx], rays[1][idx]),
-                                    n_rotations=n_rotations)
-    keep = _distinct(Rs, range(len(Rs)), len(Rs), 1.0)
-    Rs, ts = Rs[keep], ts[keep]
+    if n_rotations:
+        Ra, ta, _ = search_rotations(Phi_n, n1, n2, subsets=subsets,
+                                     rays=(rays[0][idx], rays[1][idx]),
+                                     n_rotations=n_rotations)
+        keep = _distinct_poses(Ra, ta, range(len(Ra)), len(Ra), 5.0, 0.5)
+    else:
+        Ra, ta, keep = np.zeros((0, 3, 3)), np.zeros((0, 3)), []
     # Sampson distances in pixels: the tensor of the pixels is F_n contracted with the Ts.
     Phi = kron_modes(*Ts).T @ Phi_n
     G_all = sampson_operator(points1, points2)
     Gt = _operator(G_all)
-    # A few steps on the starting correspondences bring each candidate near the bottom of its
+    # Translation grid: starts ranked by MSAC on a sample of the starting correspondences.
+    M, _ = _whitening(n1, n2)
+    tg = translation_grid(_reference_length(intrinsics1, intrinsics2), n_directions)
+    Rb, tb = rotations_for_translations(Phi_n, M, tg), np.concatenate([tg] * 4)
+    sample = idx[:: max(1, len(idx) // 64)]
+    sterms = tuple(x[sample] for x in terms)
+    # Far from the bottom of their basins, the starts' Sampson distances all exceed a small
+    # threshold; the truncation is then raised to the typical median distance of the best
+    # tenth of the starts, so that the ranking still tells them apart.
+    Gs = Gt[:, _columns(sample, n)]
+    med = np.median(np.abs(_pose_residuals(Phi, Gs, Rb, tb)), axis=1)
+    sb, _ = _score(Phi, Gs, sterms, Rb, tb, max(threshold, float(np.quantile(med, 0.1))))
+    kb = _distinct_poses(Rb, tb, np.argsort(sb, kind="stable"), n_starts, 10.0, 0.5)
+    kb = [k for k in kb if np.isfinite(sb[k])]
+    Rs, ts = np.concatenate([Ra[keep], Rb[kb]]), np.concatenate([ta[keep], tb[kb]])
+    n_starts_total = len(Rs)
+    # A few steps on the starting correspondences bring each start near the bottom of its
     # basin (the algebraic optimum can be far off in the weakly observed scale); then every
-    # candidate is scored on all points (MSAC) and the best few are fitted to their inliers.
-    Rs, ts, _ = refine_pose_sampson(Phi, G_all[:, idx], Rs, ts, iterations=6)
+    # candidate is scored on all points (MSAC) and the best distinct few are fitted to their
+    # inliers and compared again.
+    few = idx[:: max(1, len(idx) // 64)]  # about 64: enough to find the basin
+    Rs, ts, _ = refine_pose_sampson(Phi, G_all[:, few], Rs, ts, iterations=8)
     scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
-    best = np.argsort(scores)[:n_candidates]
-    Rs, ts, _ = refine_pose_sampson(Phi, G_all, Rs[best], ts[best], inls[best])
-    scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
-    if not np.any(np.isfinite(scores)):
+    best = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), n_candidates, 1.0, 0.05)
+    best = [k for k in best if np.isfinite(scores[k])]
+    if not best:
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
-    k = int(np.argmin(scores))
+    # Each candidate is fitted to its inliers, or to the starting correspondences while it
+    # has too few (a start still far from the bottom of its basin for a small threshold).
+    weights = np.where(inls[best].sum(axis=1, keepdims=True) >= 12, inls[best], start[None])
+    Rs, ts, _ = refine_pose_sampson(Phi, G_all, Rs[best], ts[best], weights)
+    scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
+    order = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
+    order = [k for k in order if np.isfinite(scores[k]) and inls[k].any()]
+    if not order:
+        raise ValueError("no metric pose explains the correspondences with these intrinsics")
+    k = order[0]
     R, t, score, inl = Rs[k], ts[k], scores[k], inls[k]
     for _ in range(3):  # local optimisation in the exact model
         R, t, score, inl, improved = _local_optimisation(Phi, G_all, Gt, terms, R, t, score,
@@ -560,17 +759,17 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     if not inl.any():
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
     rms = float(np.sqrt(np.mean(_pose_residuals(Phi, Gt, R[None], t[None])[0, inl] ** 2)))
-    pose = CalibratedPose(R, t, inl, rms, len(Rs))
-    if retry and np.count_nonzero(inl & start) < 0.8 * len(idx):
-        again = relative_pose(points1, points2, intrinsics1, intrinsics2, inliers,
-                              threshold=threshold, rng=rng, n_rotations=4 * n_rotations,
-                              n_subsets=2 * n_subsets, n_candidates=4 * n_candidates,
-                              lo_iterations=lo_iterations, retry=False)
-        both, _ = _score(Phi, Gt, terms, np.stack([pose.R, again.R]),
-                         np.stack([pose.t, again.t]), threshold)
-        if both[1] < both[0]:
-            return again
+    others = [(Rs[j], ts[j], inls[j], float(scores[j])) for j in order[1:]]
+    others = [o for o in others if _distinct_poses(np.stack([R, o[0]]), np.stack([t, o[1]]),
+                                                   [0, 1], 2, 0.1, 0.01) == [0, 1]]
+    pose = CalibratedPose(R, t, inl, rms, n_starts_total, float(score), others)
     return pose
+
+
+def _columns(rows, n):
+    """Columns of an :func:`_operator` ``(16, 5n)`` that belong to the correspondences
+    ``rows`` (the operator stacks the 5 maps, each over all ``n`` correspondences)."""
+    return (np.arange(5)[:, None] * n + np.asarray(rows)[None]).ravel()
 
 
 def _local_optimisation(Phi, G_all, Gt, terms, R, t, score, inl, threshold, rng, n_subsets):
@@ -598,3 +797,264 @@ def _local_optimisation(Phi, G_all, Gt, terms, R, t, score, inl, threshold, rng,
             break
         inl = inf[0]
     return R, t, score, inl, improved
+
+
+#: Probability of the chi-square quantile that decides "ambiguous": two distinct
+#: maximum-likelihood basins whose costs differ by less than this quantile of
+#: sigma^2 chi^2(6) (the spread that noise in the 6 pose parameters explains).
+AMBIGUITY_LEVEL = 0.99
+#: Relative eigenvalue of the (Jacobi-scaled) pose information below which the
+#: maximum-likelihood Jacobian counts as rank-deficient.
+RANK_TOLERANCE = 1e-9
+#: The translation length counts as undetermined when its standard deviation exceeds this
+#: fraction of the length (the scale is then not told apart from zero at one sigma).
+SCALE_TOLERANCE = 1.0
+
+
+@dataclass
+class CalibratedTwoView:
+    r"""Result of :func:`calibrated_two_view`.
+
+    ``status`` is one of
+
+    - ``"ok"``: one maximum-likelihood basin, determined;
+    - ``"ambiguous"``: another distinct basin (in ``alternatives``) has a maximum-likelihood
+      cost within what noise explains (:data:`AMBIGUITY_LEVEL`); the pose returned is the
+      one of lower cost, but the data cannot decide;
+    - ``"undetermined"``: the pose information is rank-deficient (collinear points, points
+      that leave a motion unobserved) or the translation length is not told apart from 0
+      (slits too close together for the scene depth); ``R``, ``t`` and ``covariance`` are
+      those of the best basin, with their (large or infinite) uncertainty;
+    - ``"failed"``: no pose explains the correspondences (``R`` and ``t`` are ``None``).
+
+    ``reason`` says why in words. ``covariance`` is that of ``[rvec, t]`` (rotation vector of
+    ``R`` in radians, translation in the units of the slit distances), ``sigma2`` the
+    residual variance per coordinate, ``alternatives`` a list of ``(R, t, cost)`` of the other
+    basins refined by maximum likelihood.
+    """
+
+    status: str
+    reason: str
+    R: np.ndarray | None  # (3, 3), X_cam2 = R X_cam1 + t
+    t: np.ndarray | None  # (3,)
+    inliers: np.ndarray  # (N,) bool
+    points: np.ndarray | None  # (N, 4) homogeneous points in camera 1's frame
+    rms: float  # reprojection RMS per coordinate over the inliers, pixels
+    covariance: np.ndarray | None  # (6, 6) of [rvec, t]
+    sigma2: float  # residual variance per coordinate, pixels^2
+    cost: float  # truncated reprojection cost, pixels^2
+    alternatives: list = field(default_factory=list)
+
+    @property
+    def rvec(self) -> np.ndarray | None:
+        """Rotation vector ``(3,)`` of ``R`` (cv2.Rodrigues convention)."""
+        return None if self.R is None else rvec_from_matrix(self.R)
+
+
+def check_mask(name, value, n):
+    """Boolean ``(N,)`` from an ``(N,)`` or ``(N, 1)`` array of finite numbers or booleans."""
+    if value is None:
+        return np.ones(n, bool)
+    m = np.asarray(value)
+    if m.dtype == object or not (np.issubdtype(m.dtype, np.number) or m.dtype == bool):
+        raise ValueError(f"{name} must be an (N,) or (N, 1) array of numbers or booleans with "
+                         f"N = {n}, got dtype {m.dtype}")
+    if m.shape not in ((n,), (n, 1)):
+        raise ValueError(f"{name} must have shape ({n},) or ({n}, 1), got {m.shape}")
+    if not np.all(np.isfinite(m)):
+        raise ValueError(f"{name} must be finite (0 for outliers, non-zero for inliers), got "
+                         f"{int(np.count_nonzero(~np.isfinite(m)))} non-finite entries")
+    return m.reshape(n) != 0
+
+
+def check_threshold(name: str, value) -> float:
+    """A finite positive threshold in pixels, as a float; ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating,
+                                                           np.integer)):
+        raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
+    return float(value)
+
+
+def _pose_difference(R, t, R0, t0):
+    """``[rvec(R) - rvec(R0), t - t0]`` ``(6,)``, in the parameters of the covariance."""
+    return np.concatenate([rvec_from_matrix(R) - rvec_from_matrix(R0), t - t0])
+
+
+def _robust_reprojection(intrinsics1, intrinsics2, rvec, t, points1, points2, threshold):
+    """Truncated reprojection cost over the correspondences, the per-point squared errors
+    (both images, after triangulation with the pose) and the points ``(n, 4)``."""
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(intrinsics2, rvec, t)
+    X = triangulate_linear([cam1, cam2], [points1, points2])
+    X = triangulate_nonlinear([cam1, cam2], [points1, points2], X, iterations=3)
+    r = reprojection_residuals([cam1, cam2], [points1, points2], X)
+    e = np.nan_to_num(np.einsum("ij,ij->i", r, r), nan=np.inf)
+    e[~(cam1.in_front(X) & cam2.in_front(X))] = np.inf
+    return float(np.minimum(e, threshold**2).sum()), e, X
+
+
+def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
+                        threshold: float = 1.5, rng=None) -> CalibratedTwoView:
+    r"""Metric relative pose of two calibrated cameras, refined and qualified.
+
+    :func:`relative_pose` gives the best basin of the Sampson (MSAC) cost and the other
+    distinct basins it refined; those whose Sampson cost is within reach are refined by
+    maximum likelihood (:func:`~xslit.sfm.refine_metric_pose`) and compared on the truncated
+    reprojection cost over the union of their inliers,
+
+    .. math:: C = \sum_i \min(e_i, \tau^2), \qquad e_i = \|x_i - \pi_1(X_i)\|^2
+              + \|x'_i - \pi_2(X_i)\|^2 .
+
+    The noise is :math:`\hat\sigma^2 = \sum_{\text{inliers}} e_i / (N_{in} - 6)`; two basins
+    are told apart when their costs differ by more than the :data:`AMBIGUITY_LEVEL` quantile
+    of :math:`\hat\sigma^2 \chi^2_6`. The covariance of ``[rvec, t]`` is
+    :math:`\hat\sigma^2 S^{-1}` with :math:`S` the pose information with the points
+    eliminated (:func:`~xslit.sfm.two_view.metric_pose_information`).
+
+    Parameters
+    ----------
+    points1, points2 : (N, 2) array_like
+        Pixels.
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    inliers : (N,) or (N, 1) array_like, optional
+        Correspondences to start from (non-zero), e.g. the mask of ``findEpipolarTensor`` or
+        the correspondences within ``threshold`` of a tensor (Sampson distance); all when
+        omitted. Whatever the start, the pose is checked against all N correspondences and
+        its inliers are re-selected among them: a linear tensor misses inliers that the
+        exact 6-parameter model explains, and absorbs outliers that it rejects.
+    threshold : float
+        Inlier threshold :math:`\tau` in pixels (Sampson distance for the search, distance in
+        the joint image for the comparison of basins).
+    rng : None, int or numpy.random.Generator
+        Random subsets of the search; ``None`` means the fixed seed 0, so that two identical
+        calls give identical results.
+
+    Returns
+    -------
+    CalibratedTwoView
+
+    Raises
+    ------
+    ValueError
+        On malformed input (naming the argument).
+
+    Examples
+    --------
+    >>> from xslit.synthetic import random_two_view_scene
+    >>> s = random_two_view_scene(0, 60)
+    >>> res = calibrated_two_view(s["points1"], s["points2"], s["intrinsics1"],
+    ...                           s["intrinsics2"], threshold=0.1)
+    >>> res.status, bool(np.allclose(res.t, s["tvec"], atol=1e-6))
+    ('ok', True)
+    """
+    p1 = check_image_points("points1", points1)
+    p2 = check_image_points("points2", points2)
+    if len(p1) != len(p2):
+        raise ValueError(f"points1 and points2 must have the same number of points, got "
+                         f"{len(p1)} and {len(p2)}")
+    for name, intr in (("intrinsics1", intrinsics1), ("intrinsics2", intrinsics2)):
+        if not isinstance(intr, (TwoSlitIntrinsics, PushbroomIntrinsics)):
+            raise ValueError(f"{name} must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
+                             f"{type(intr).__name__}")
+    threshold = check_threshold("threshold", threshold)
+    n = len(p1)
+    start = check_mask("inliers", inliers, n)
+    rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    rows = np.arange(n)  # every correspondence is checked against the exact model
+    empty = np.zeros(n, bool)
+    try:
+        pose = relative_pose(p1[rows], p2[rows], intrinsics1, intrinsics2, start[rows],
+                             threshold=threshold, rng=rng)
+    except ValueError as err:
+        return CalibratedTwoView("failed", str(err), None, None, empty, None, np.nan, None,
+                                 np.nan, np.inf)
+    sigma2_s = max(pose.rms**2, 1e-12)
+    reach = 4.0 * chi2.ppf(AMBIGUITY_LEVEL, 6) * sigma2_s
+    cands = [(pose.R, pose.t, pose.inliers)] + [
+        (R, t, inl) for R, t, inl, score in pose.alternatives[:1]
+        if score - pose.score <= reach and inl.sum() >= 8]
+    union = np.zeros(len(rows), bool)
+    refined = []
+    for R, t, inl in cands:
+        try:
+            rv, tv, Xi, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec_from_matrix(R),
+                                               t, p1[rows[inl]], p2[rows[inl]])
+            compose_camera(intrinsics2, rv, tv)
+        except ValueError:
+            continue
+        refined.append((rv, tv, inl, Xi))
+        union |= inl
+    if not refined:
+        return CalibratedTwoView("failed", "no maximum-likelihood pose makes a camera of "
+                                 "intrinsics2 (its slits meet)", None, None, empty, None,
+                                 np.nan, None, np.nan, np.inf)
+    q1, q2 = p1[rows[union]], p2[rows[union]]
+    scored = []
+    for rv, tv, inl, Xi in refined:
+        cost, _, _ = _robust_reprojection(intrinsics1, intrinsics2, rv, tv, q1, q2, threshold)
+        scored.append((cost, rv, tv, inl, Xi))
+    order = np.argsort([c[0] for c in scored], kind="stable")
+    cost, rv, tv, used, Xi = scored[order[0]]
+    # The chosen pose's inliers among all checked correspondences; refined again on them
+    # when they changed.
+    _, e, X = _robust_reprojection(intrinsics1, intrinsics2, rv, tv, p1[rows], p2[rows],
+                                   threshold)
+    inl = e <= threshold**2
+    if inl.sum() < 8:
+        return CalibratedTwoView("failed", f"the maximum-likelihood pose explains only "
+                                 f"{int(inl.sum())} correspondences within threshold = "
+                                 f"{threshold}", None, None, empty, None, np.nan, None,
+                                 np.nan, np.inf)
+    if not np.array_equal(inl, used):
+        rv, tv, Xi, _ = refine_metric_pose(intrinsics1, intrinsics2, rv, tv, p1[rows[inl]],
+                                           p2[rows[inl]], X[inl, :3] / X[inl, 3:])
+    R, t = matrix_from_rvec(rv), tv
+    S, sigma2 = metric_pose_information(intrinsics1, intrinsics2, rv, tv, p1[rows[inl]],
+                                        p2[rows[inl]], Xi)
+    rms = float(np.sqrt(sigma2 * (inl.sum() - 6) / (4 * inl.sum())))
+    others = [(matrix_from_rvec(scored[k][1]), scored[k][2], scored[k][0]) for k in order[1:]]
+    status, reason = "ok", "one maximum-likelihood basin, determined"
+    sv = np.linalg.svd(Xi - Xi.mean(axis=0), compute_uv=False)
+    shape = ("; the inlier points are nearly collinear" if sv[1] < 0.01 * sv[0] else
+             "; the inlier points are nearly coplanar" if sv[2] < 0.01 * sv[0] else "")
+    diag = np.sqrt(np.maximum(np.diag(S), 1e-300))
+    ev = np.linalg.eigvalsh(S / diag[:, None] / diag[None])
+    if ev[0] <= RANK_TOLERANCE * ev[-1]:
+        rank = int(np.sum(ev > RANK_TOLERANCE * ev[-1]))
+        cov = np.full((6, 6), np.inf)
+        status = "undetermined"
+        reason = (f"the maximum-likelihood Jacobian of the pose has rank {rank} < 6: the "
+                  f"correspondences do not determine the pose{shape}")
+    else:
+        cov = sigma2 * np.linalg.pinv(S)
+        u = t / max(np.linalg.norm(t), 1e-300)
+        sd = float(np.sqrt(max(u @ cov[3:, 3:] @ u, 0.0)))
+        if sd > SCALE_TOLERANCE * np.linalg.norm(t):
+            status = "undetermined"
+            reason = (f"the translation length {np.linalg.norm(t):.4g} has standard deviation "
+                      f"{sd:.4g}: the correspondences do not determine the pose's scale"
+                      f"{shape or ' (slits too close together for the scene depth)'}")
+        else:
+            # Other basins count when they differ from this one by more than noise in the
+            # pose explains (Mahalanobis distance); the nearest in cost decides.
+            info = S / sigma2
+            level = chi2.ppf(AMBIGUITY_LEVEL, 6)
+            others = [o for o in others
+                      if _pose_difference(o[0], o[1], R, t) @ info @ _pose_difference(
+                          o[0], o[1], R, t) > level]
+            if others and others[0][2] - cost <= level * sigma2:
+                d_rot = np.degrees(np.linalg.norm(rvec_from_matrix(others[0][0] @ R.T)))
+                status = "ambiguous"
+                reason = (f"another basin ({d_rot:.3g} degrees away) has a reprojection cost "
+                          f"only {others[0][2] - cost:.4g} px^2 higher, within what noise "
+                          f"explains ({level * sigma2:.4g} px^2)")
+    full = np.zeros(n, bool)
+    full[rows[inl]] = True
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(intrinsics2, rv, tv)
+    points = triangulate_linear([cam1, cam2], [p1, p2])
+    points[rows[inl]] = np.concatenate([Xi, np.ones((len(Xi), 1))], axis=1)
+    return CalibratedTwoView(status, reason, R, t, full, points, rms, cov, sigma2, cost,
+                             others)

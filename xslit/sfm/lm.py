@@ -14,7 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BlockLMResult", "block_levenberg_marquardt", "numeric_block_jacobian"]
+__all__ = [
+    "BlockLMResult",
+    "block_levenberg_marquardt",
+    "numeric_block_jacobian",
+    "reduced_normal_equations",
+]
 
 
 @dataclass
@@ -47,6 +52,73 @@ def numeric_block_jacobian(fun, g, p, r0=None, eps=1e-7):
         Jp[..., k] = (fun(g, pk) - r0) / h[:, None]
     return Jg, Jp
 
+
+def reduced_normal_equations(Jg, Jp, r=None, lam: float = 0.0):
+    r"""The damped normal equations of the globals with the point blocks eliminated (Schur).
+
+    With :math:`U = \sum_i J_{g,i}^\top J_{g,i}`, :math:`V_i = J_{p,i}^\top J_{p,i}`,
+    :math:`W_i = J_{g,i}^\top J_{p,i}` and the damping :math:`\lambda` on the diagonals,
+
+    .. math:: S = U_\lambda - \sum_i W_i V_{i,\lambda}^{-1} W_i^\top, \qquad
+              b = \sum_i J_{g,i}^\top r_i - W_i V_{i,\lambda}^{-1} J_{p,i}^\top r_i .
+
+    At :math:`\lambda = 0`, :math:`S` is the information (inverse covariance up to
+    :math:`\sigma^2`) of the globals when the points are unknown (Triggs et al. 2000,
+    section 6).
+
+    Parameters
+    ----------
+    Jg : (N, m, G) ndarray
+    Jp : (N, m, b) ndarray
+    r : (N, m) ndarray, optional
+    lam : float
+
+    Returns
+    -------
+    S : (G, G) ndarray
+    b : (G,) ndarray (zeros without ``r``)
+    Vinv : (N, b, b) ndarray
+        The damped point blocks' inverses.
+    WV : (N, G, b) ndarray
+        :math:`W_i V_{i,\lambda}^{-1}`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Jg, Jp = rng.normal(size=(50, 4, 2)), rng.normal(size=(50, 4, 3))
+    >>> S = reduced_normal_equations(Jg, Jp)[0]
+    >>> J = np.zeros((200, 2 + 150))  # the dense Jacobian, for comparison
+    >>> J[:, :2] = Jg.reshape(200, 2)
+    >>> for i in range(50):
+    ...     J[4 * i:4 * i + 4, 2 + 3 * i:5 + 3 * i] = Jp[i]
+    >>> bool(np.allclose(np.linalg.inv(np.linalg.inv(J.T @ J)[:2, :2]), S))
+    True
+    """
+    return _schur(*_normal_blocks(Jg, Jp, r), lam)
+
+
+def _normal_blocks(Jg, Jp, r=None):
+    """``U (G, G)``, ``V (N, b, b)``, ``W (N, G, b)`` and the gradients ``eg``, ``ep``."""
+    U = np.einsum("nmi,nmj->ij", Jg, Jg)
+    V = np.einsum("nmi,nmj->nij", Jp, Jp)
+    W = np.einsum("nmi,nmj->nij", Jg, Jp)
+    if r is None:
+        return U, V, W, None, None
+    return U, V, W, np.einsum("nmi,nm->i", Jg, r), np.einsum("nmi,nm->ni", Jp, r)
+
+
+def _schur(U, V, W, eg, ep, lam):
+    """:func:`reduced_normal_equations` from :func:`_normal_blocks`."""
+    if lam:
+        U = U + lam * np.diag(np.maximum(np.diag(U), 1e-12))
+        V = V + lam * np.maximum(np.einsum("nii->ni", V), 1e-12)[:, :, None] * np.eye(
+            V.shape[1])
+    Vinv = np.linalg.inv(V)
+    WV = np.einsum("nij,njk->nik", W, Vinv)
+    S = U - np.einsum("nik,njk->ij", WV, W)
+    if eg is None:
+        return S, np.zeros(len(S)), Vinv, WV
+    return S, eg - np.einsum("nik,nk->i", WV, ep), Vinv, WV
 
 def block_levenberg_marquardt(
     fun: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -83,25 +155,16 @@ def block_levenberg_marquardt(
     lam = lam0
     converged = False
     it = 0
-    G, b = len(g), p.shape[1]
+    G = len(g)
     for it in range(1, max_iterations + 1):  # noqa: B007
         if jac is None:
             Jg, Jp = numeric_block_jacobian(fun, g, p, r)
         else:
             Jg, Jp = jac(g, p)
-        U = np.einsum("nmi,nmj->ij", Jg, Jg)
-        V = np.einsum("nmi,nmj->nij", Jp, Jp)
-        W = np.einsum("nmi,nmj->nij", Jg, Jp)  # (N, G, b)
-        eg = np.einsum("nmi,nm->i", Jg, r)
-        ep = np.einsum("nmi,nm->ni", Jp, r)
+        U, V, W, eg, ep = _normal_blocks(Jg, Jp, r)
         improved = False
         for _ in range(12):
-            Ud = U + lam * np.diag(np.maximum(np.diag(U), 1e-12))
-            Vd = V + lam * np.maximum(np.einsum("nii->ni", V), 1e-12)[:, :, None] * np.eye(b)
-            Vinv = np.linalg.inv(Vd)
-            WV = np.einsum("nij,njk->nik", W, Vinv)  # (N, G, b)
-            S = Ud - np.einsum("nik,njk->ij", WV, W)
-            rhs = eg - np.einsum("nik,nk->i", WV, ep)
+            S, rhs, Vinv, _ = _schur(U, V, W, eg, ep, lam)
             try:
                 dg = np.linalg.solve(S, rhs) if G else np.zeros(0)
             except np.linalg.LinAlgError:

@@ -21,11 +21,13 @@ import numpy as np
 from ..cameras import TwoSlitCamera, compose_camera
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
 from ..epipolar.tensor import epipolar_tensor
-from .lm import block_levenberg_marquardt
-from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
+from ..geometry.projective import matrix_from_rvec
+from .lm import block_levenberg_marquardt, reduced_normal_equations
+from .triangulate import triangulate_linear, triangulate_nonlinear
 
 __all__ = [
     "ProjectiveRefinement",
+    "metric_pose_information",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
     "refine_projective_pair",
@@ -141,9 +143,79 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
 # --------------------------------------------------------------------------------------
 
 
+def _metric_residuals(intrinsics1, intrinsics2, points1, points2):
+    r"""``fun(g, p) -> (N, 4)`` pixel residuals of pose ``g = [rvec, tvec]`` and Euclidean
+    points ``p (N, 3)`` in camera 1's frame (infinite for a pose that makes no camera), and
+    ``jac(g, p)``: the point blocks analytically,
+    :math:`\partial (a_0 / a_1) / \partial X = (A_0 a_1 - A_1 a_0) / a_1^2` with
+    :math:`a_k = A_k [X; 1]`, the pose columns by forward differences of camera 2's rows."""
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    obs = np.concatenate([points1, points2], axis=1)
+    cache = {}
+
+    def rows(g):
+        key = g.tobytes()
+        if key not in cache:
+            cache.clear()
+            try:
+                cam2 = compose_camera(intrinsics2, g[:3], g[3:])
+            except ValueError:  # a step to an invalid pose: infinite cost, step rejected
+                cache[key] = None
+            else:
+                cache[key] = np.stack([cam1.A1, cam1.A2, cam2.A1, cam2.A2])  # (4, 2, 4)
+        return cache[key]
+
+    def project(A, p):
+        a = np.einsum("vkj,nj->nvk", A[:, :, :3], p) + A[:, :, 3]  # (N, 4, 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return a[..., 0] / a[..., 1], a
+
+    def fun(g, p):
+        A = rows(g)
+        if A is None:
+            return np.full((len(p), 4), np.inf)
+        return project(A, p)[0] - obs
+
+    def jac(g, p):
+        A = rows(g)
+        val, a = project(A, p)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            Jp = (A[None, :, 0, :3] - val[..., None] * A[None, :, 1, :3]) / a[..., 1:]
+        # Camera 2 at a nearby pose (R', t') is camera 2 at (R, t) times the rigid motion
+        # [R^T R', R^T (t' - t); 0 1]: no new camera to build and check.
+        R = matrix_from_rvec(g[:3])
+        Jg = np.zeros((len(p), 4, 6))
+        for k in range(6):
+            h = 1e-7 * max(1.0, abs(g[k]))
+            motion = np.eye(4)
+            if k < 3:
+                gk = g[:3].copy()
+                gk[k] += h
+                motion[:3, :3] = R.T @ matrix_from_rvec(gk)
+            else:
+                motion[:3, 3] = h * R[k - 3]
+            Jg[:, 2:, k] = (project(A[2:] @ motion, p)[0] - val[:, 2:]) / h
+        return Jg, Jp
+
+    return fun, jac
+
+
 def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0=None,
                        *, max_iterations: int = 50):
-    """Maximum-likelihood relative pose (6) and points (3N) with both intrinsics known.
+    r"""Maximum-likelihood relative pose (6) and points (3N) with both intrinsics known.
+
+    Minimises :math:`\sum_i \|x_i - \pi_1(X_i)\|^2 + \|x'_i - \pi_2(R, t; X_i)\|^2` over the
+    pose of camera 2 and the points (:func:`~xslit.sfm.lm.block_levenberg_marquardt`).
+
+    Parameters
+    ----------
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    rvec0, tvec0 : (3,) array_like
+        Starting pose of camera 2 (``X_cam2 = R X_cam1 + t``).
+    points1, points2 : (N, 2) ndarray
+        Pixels.
+    X0 : (N, 3) ndarray, optional
+        Starting points in camera 1's frame; triangulated when omitted.
 
     Returns
     -------
@@ -152,28 +224,60 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
     X : (N, 3) ndarray in camera 1's frame
     rms : float
         Reprojection RMS per coordinate.
+
+    Raises
+    ------
+    ValueError
+        When the starting pose makes no camera of ``intrinsics2`` (its slits meet).
     """
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     n = len(points1)
     if X0 is None:
+        cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
         cam2 = compose_camera(intrinsics2, rvec0, tvec0)
         Xh = triangulate_linear([cam1, cam2], [points1, points2])
         Xh = triangulate_nonlinear([cam1, cam2], [points1, points2], Xh)
         X0 = Xh[:, :3] / Xh[:, 3:]
-    obs = [points1, points2]
-    ones = np.ones((n, 1))
-
-    def fun(g, p):
-        try:
-            cam2 = compose_camera(intrinsics2, g[:3], g[3:])
-        except ValueError:  # a step to an invalid pose: infinite cost, the step is rejected
-            return np.full((n, 4), np.inf)
-        return reprojection_residuals([cam1, cam2], obs, np.concatenate([p, ones], axis=1))
-
-    g0 = np.concatenate([np.ravel(rvec0), np.ravel(tvec0)])
-    sol = block_levenberg_marquardt(fun, g0, np.asarray(X0, dtype=float),
+    fun, jac = _metric_residuals(intrinsics1, intrinsics2, points1, points2)
+    g0 = np.concatenate([np.ravel(rvec0), np.ravel(tvec0)]).astype(float)
+    sol = block_levenberg_marquardt(fun, g0, np.asarray(X0, dtype=float).reshape(n, 3), jac,
                                     max_iterations=max_iterations)
     return sol.g[:3], sol.g[3:], sol.p, float(np.sqrt(np.mean(sol.residuals**2)))
+
+
+def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, points2, X):
+    r"""Information matrix of the pose at a maximum-likelihood solution, points eliminated.
+
+    With the Jacobians :math:`J_g` (pose) and :math:`J_p` (points) of the reprojection
+    residuals of :func:`refine_metric_pose`, the covariance of ``[rvec, tvec]`` is
+    :math:`\sigma^2 S^{-1}` with :math:`S` the Schur complement
+    (:func:`~xslit.sfm.lm.reduced_normal_equations`) and
+    :math:`\hat\sigma^2 = \sum r^2 / (4N - 3N - 6)` (four coordinates, three point parameters
+    per correspondence, six pose parameters).
+
+    Parameters
+    ----------
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    rvec, tvec : (3,) array_like
+    points1, points2 : (N, 2) ndarray
+    X : (N, 3) ndarray
+        Points in camera 1's frame.
+
+    Returns
+    -------
+    S : (6, 6) ndarray
+        Information per unit variance (pixels^-2 times sigma^2).
+    sigma2 : float
+        :math:`\hat\sigma^2` in pixels^2 (``nan`` when ``N <= 6``).
+    """
+    fun, jac = _metric_residuals(intrinsics1, intrinsics2, points1, points2)
+    g = np.concatenate([np.ravel(rvec), np.ravel(tvec)]).astype(float)
+    p = np.asarray(X, dtype=float)
+    r = fun(g, p)
+    Jg, Jp = jac(g, p)
+    S = reduced_normal_equations(Jg, Jp)[0]
+    dof = len(p) - 6
+    sigma2 = float(np.sum(r * r) / dof) if dof > 0 else float("nan")
+    return (S + S.T) / 2, sigma2
 
 
 @dataclass
