@@ -72,7 +72,8 @@ class UsacParams:
     """Parameters of the robust estimator, mirroring ``cv2.UsacParams``.
 
     Unknown attributes cannot be set (the dataclass has fixed fields); values are validated
-    when used. ``randomGeneratorState`` is the seed (None: fresh entropy).
+    when used. ``randomGeneratorState`` is the seed (0 by default, as in cv2: the same call
+    gives the same answer; None draws fresh entropy).
     """
 
     confidence: float = 0.99
@@ -84,7 +85,7 @@ class UsacParams:
     loIterations: int = 10
     loSampleSize: int = 8 * MIN_LINEAR_POINTS
     final_polisher: int = LSQ_POLISHER
-    randomGeneratorState: int | None = None
+    randomGeneratorState: int | None = 0
 
     def __setattr__(self, name, value):
         if name not in {f.name for f in fields(UsacParams)}:
@@ -166,7 +167,7 @@ def computeEpipolarTensor(camera1, camera2) -> np.ndarray:
 
 
 def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThreshold=1.5,
-                       confidence=0.99, maxIters=10000, *, rng=None):
+                       confidence=0.99, maxIters=10000, *, rng=0):
     """Estimate the epipolar tensor from correspondences, like ``cv2.findFundamentalMat``.
 
     Also callable as ``findEpipolarTensor(points1, points2, params)`` with a
@@ -184,15 +185,23 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
         Desired probability that an all-inlier sample was drawn, in (0, 1).
     maxIters : int
     rng : None, int or numpy.random.Generator
-        Randomness of the sampler.
+        Randomness of the sampler. The default seed 0 makes the same call give the same
+        answer, as cv2 does; None draws fresh entropy.
 
     Returns
     -------
     F : (2, 2, 2, 2) ndarray of unit Frobenius norm, or None on failure
-        The failure reason is logged on the ``xslit`` logger; use
-        :func:`xslit.epipolar.estimate.estimate_epipolar_tensor` to get it as a value.
+        Every method returns a tensor on the variety of epipolar tensors: the robust loop (or
+        all points, for ``FM_LINEAR``) selects the inliers, Taubin's fit of them starts a
+        maximum-likelihood polish of the Sampson distances over the 13 parameters of the
+        variety (:func:`xslit.epipolar.variety.refine_on_variety`). On failure the reason is
+        logged on the ``xslit`` logger; use
+        :func:`xslit.epipolar.estimate.estimate_epipolar_tensor` to get it as a value. It fails
+        when the correspondences leave a family of tensors (points on one plane or line,
+        identical cameras, pushbroom strips on one flight line), when too few remain to tell
+        inliers from chance, or when no model has more support than chance gives.
     mask : (N, 1) uint8 ndarray
-        1 for inliers.
+        1 for the inliers of the returned tensor (all ones for ``FM_LINEAR``).
     """
     p1 = check_image_points("points1", points1)
     p2 = check_image_points("points2", points2)

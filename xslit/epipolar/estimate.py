@@ -20,7 +20,8 @@ from .linear import (
     _normalized,
     _null_vector_tall,
     _refine_pass,
-    solve_taubin,
+    taubin_fit,
+    taubin_matrices,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
 from .variety import refine_on_variety
@@ -30,40 +31,64 @@ __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 #: ``s_15 / s_1`` of the normalised design matrix below which F is not determined.
 CONDITIONING_TOL = 1e-6
 
-#: Taubin's third generalised eigenvalue over the first (:func:`~xslit.epipolar.linear.solve_taubin`,
-#: mean squared Sampson distances of the eigenvectors) below which the correspondences leave
-#: a family of tensors. Two eigenvectors fit at the noise level also on well-posed scenes (the
-#: linear space has two dimensions more than the variety); all points on one plane or line,
-#: identical cameras and pushbroom strips on one flight line leave five or more, with ratios
-#: 1.3-2 at 0.5 px of noise, where general scenes give 4-25.
-FAMILY_RATIO = 3.0
+#: Taubin's generalised eigenvalues (:func:`~xslit.epipolar.linear.solve_taubin`: mean squared
+#: Sampson distances of the eigenvectors, to first order) that fit at the noise level. When
+#: the fourth is within ``FAMILY_RATIO[0]`` times the first, or the fifth within
+#: ``FAMILY_RATIO[1]`` times, the correspondences fit a linear space of tensors of projective
+#: dimension 3 or more, which meets the 13-dimensional variety of epipolar tensors (in a
+#: 15-dimensional space) in a family: the tensor is not determined. All points on one plane
+#: or line, identical cameras and pushbroom strips on one flight line leave five such
+#: directions (at 0.5 px of noise the fourth ratio is 1.6-3.7 and the fifth 2-6.5); well-posed
+#: scenes leave two or three (fourth ratio 6 or more, fifth 300 or more).
+FAMILY_RATIO = (4.0, 16.0)
 
 
 class EpipolarProblem:
     """:class:`xslit.robust.RobustProblem` for the epipolar tensor (15-point linear samples).
 
     The design matrix of all correspondences is built once, on pixels normalised per axis over
-    all of them (every sample and refit takes its rows); residuals come from
-    :class:`~xslit.epipolar.tensor.SampsonRows`.
+    all of them (median and trimmed deviation: a few wild pixels do not collapse the others;
+    every sample and refit takes its rows); residuals come from
+    :class:`~xslit.epipolar.tensor.SampsonRows`. The models of the loop are tensors of the
+    pixels *centred* on the medians (``points1``, ``points2`` here): Sampson distances are
+    invariant to the shift, and evaluating them near the origin keeps their precision when
+    the pixel coordinates are large.
     """
 
     sample_size = MIN_LINEAR_POINTS
 
     def __init__(self, points1: np.ndarray, points2: np.ndarray):
-        self.points1 = points1
-        self.points2 = points2
+        Ts, normed = _normalized(points1, points2, robust=True)
+        s = np.array([T[0, 0] for T in Ts])
+        centre = np.array([-T[0, 1] / T[0, 0] for T in Ts])
+        self.points1 = points1 - centre[:2]
+        self.points2 = points2 - centre[2:]
         self.n_points = len(points1)
-        Ts, normed = _normalized(points1, points2)
         self._D = _design(*normed)
-        self._K = kron_modes(*Ts)
-        self._K_inv = kron_modes(*np.linalg.inv(Ts))  # pixel tensors to normalised ones
-        self._rows = SampsonRows(points1, points2)
+        scale = [np.diag([sk, 1.0]) for sk in s]  # centred pixels to normalised ones
+        shift = [np.array([[1.0, -c], [0.0, 1.0]]) for c in centre]  # pixels to centred ones
+        self._to_pixels = kron_modes(*shift)
+        self._from_pixels = kron_modes(*np.linalg.inv(shift))
+        self._K = kron_modes(*scale)
+        self._K_inv = kron_modes(*np.linalg.inv(scale))  # centred tensors to normalised ones
+        self._rows = SampsonRows(self.points1, self.points2)
         self._subset = None
         self._rows_subset = None
         self._scratch = Scratch()
         self._last = (None, None, None)  # (model, distances, gradient norms)
         #: ``(model, s_15 / s_1)`` of the last refit.
         self.last_refit = (None, np.nan)
+
+    def pixels_from_model(self, model) -> np.ndarray:
+        """The tensor of the original pixels, ``(2, 2, 2, 2)`` of unit norm, of a model of the
+        centred pixels."""
+        f = np.asarray(model, dtype=float).reshape(16) @ self._to_pixels
+        return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
+
+    def model_from_pixels(self, F) -> np.ndarray:
+        """The model (tensor of the centred pixels) of a tensor ``F`` of the original pixels."""
+        f = np.asarray(F, dtype=float).reshape(16) @ self._from_pixels
+        return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
 
     def fit_samples(self, samples, near=None):
         """Minimal samples: null vectors by QR (:func:`~xslit.epipolar.linear._minimal_null_vectors`).
@@ -267,23 +292,52 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
     """Taubin's fit of ``inliers``, the test for a family of solutions, and the polish on the
     variety (:func:`estimate_epipolar_tensor`'s last steps)."""
     none = np.zeros(len(points1), bool)
-    q1, q2 = points1[inliers], points2[inliers]
-    F0, ratios = solve_taubin(q1, q2)
-    cond = _conditioning_of(q1, q2)
-    if cond < CONDITIONING_TOL or ratios[2] < FAMILY_RATIO * ratios[0]:
+    # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
+    Ts, normed = _normalized(points1, points2, robust=True)
+    scales = np.array([T[0, 0] for T in Ts])
+    cond = _conditioning_of(points1[inliers], points2[inliers])
+    try:
+        f0, ratios = taubin_fit(*taubin_matrices([c[inliers] for c in normed], scales))
+    except np.linalg.LinAlgError:
+        f0, ratios = np.zeros(16), np.zeros(16)  # no gradient in some direction: degenerate
+    if (cond < CONDITIONING_TOL or ratios[3] < FAMILY_RATIO[0] * ratios[0]
+            or ratios[4] < FAMILY_RATIO[1] * ratios[0]):
         return EpipolarEstimate(None, none, False, (
             "the correspondences do not determine F: a family of tensors fits them at the "
-            f"noise level (Taubin's eigenvalues {ratios[0]:.3g}, {ratios[1]:.3g}, "
-            f"{ratios[2]:.3g} px^2, s15/s1 = {cond:.1e}); degenerate configuration such as "
+            "noise level (Taubin's eigenvalues "
+            f"{', '.join(f'{r:.3g}' for r in ratios[:5])} px^2, s15/s1 = {cond:.1e}); a "
+            "degenerate configuration such as "
             "coplanar or collinear scene points, identical cameras, or pushbroom strips on "
             "one flight line"), iterations, cond, taubin_ratios=ratios)
     try:
-        fit = refine_on_variety(F0, points1, points2, inliers, threshold, rng=rng)
+        fit = refine_on_variety(f0, points1, points2, inliers, threshold, rng=rng,
+                                frame=np.stack(Ts))
     except ValueError as err:
         return EpipolarEstimate(None, none, False, str(err), iterations, cond,
                                 taubin_ratios=ratios)
+    # When the polished model's inliers differ from the ones Taubin's fit saw (a loop without
+    # local optimisation, or outliers it absorbed), its start was biased by them: fit again
+    # from Taubin's fit of the new inliers and keep the better truncated loss.
+    for _ in range(2):
+        if threshold is None or np.array_equal(fit.inliers, inliers) or fit.inliers.sum() < 16:
+            break
+        inliers = fit.inliers
+        try:
+            f1, _ = taubin_fit(*taubin_matrices([c[inliers] for c in normed], scales))
+            again = refine_on_variety(f1, points1, points2, inliers, threshold, rng=rng,
+                                      frame=np.stack(Ts))
+        except (ValueError, np.linalg.LinAlgError):
+            break
+        if _msac(again.distances, threshold) >= _msac(fit.distances, threshold):
+            break
+        fit = again
     mask = fit.inliers if threshold is not None else np.ones(len(points1), bool)
     return EpipolarEstimate(fit.F, mask, True, "", iterations, cond, fit.rms, ratios)
+
+
+def _msac(d, threshold) -> float:
+    """Truncated quadratic loss of distances ``d`` at ``threshold``."""
+    return float(np.minimum(d * d, threshold * threshold).sum())
 
 
 def _conditioning_of(points1, points2) -> float:

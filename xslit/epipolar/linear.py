@@ -24,6 +24,7 @@ __all__ = [
     "solve_linear",
     "solve_linear_batch",
     "solve_taubin",
+    "taubin_fit",
     "taubin_matrices",
 ]
 
@@ -363,13 +364,36 @@ def solve_taubin(points1, points2, weights=None) -> tuple[np.ndarray, np.ndarray
     """
     Ts, normed = normalize_axes(points1, points2, robust=True)
     scales = np.array([T[0, 0] for T in Ts])
-    M, N = taubin_matrices(normed, scales, weights)
-    # N is singular (the constant entry has no gradient): solve N v = mu M v for the largest
-    # mu = 1 / lambda, with M (positive semi-definite) regularised for exact data.
-    L = np.linalg.cholesky(M + 1e-13 * np.trace(M) * np.eye(16))
-    Linv = np.linalg.inv(L)
-    mu, V = np.linalg.eigh(Linv @ N @ Linv.T)
-    f = Linv.T @ V[:, -1]
-    with np.errstate(divide="ignore"):
-        ratios = np.where(mu[::-1] > 0, 1.0 / mu[::-1], np.inf)
+    f, ratios = taubin_fit(*taubin_matrices(normed, scales, weights))
     return _denormalize(f, Ts), ratios
+
+
+def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
+    """The least generalised eigenvector of ``(M, N)`` (:func:`taubin_matrices`) and all the
+    generalised eigenvalues, ascending (:func:`solve_taubin` in the normalised frame).
+
+    The constant entry (the last) has no gradient, so the last row and column of ``N`` vanish
+    and that entry is eliminated exactly: ``f_15 = -M[15, :15] g / M[15, 15]``, and ``g``
+    solves the definite problem ``S g = lambda N[:15, :15] g`` with ``S`` the Schur complement
+    of ``M[15, 15]`` in ``M``. Exact data (``M`` singular) give ``lambda = 0`` exactly.
+
+    Returns
+    -------
+    f : (16,) ndarray of unit norm
+    ratios : (16,) ndarray
+        The 15 finite generalised eigenvalues, then ``inf``.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``N[:15, :15]`` is singular (the gradients of the correspondences do not span
+        the 15 entries: e.g. all of them share a coordinate).
+    """
+    m = M[15, 15]
+    S = M[:15, :15] - np.outer(M[:15, 15], M[15, :15]) / m
+    L = np.linalg.cholesky(N[:15, :15])
+    Linv = np.linalg.inv(L)
+    lam, V = np.linalg.eigh(Linv @ S @ Linv.T)
+    g = Linv.T @ V[:, 0]
+    f = np.append(g, -(M[15, :15] @ g) / m)
+    return f / np.linalg.norm(f), np.append(np.maximum(lam, 0.0), np.inf)

@@ -238,8 +238,8 @@ def _msac(d, threshold):
 
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
-                      subset_size: int = 256, n_starts: int = 4, iterations: int = 30,
-                      rounds: int = 3) -> VarietyFit:
+                      frame=None, subset_size: int = 256, n_starts: int = 4,
+                      iterations: int = 30, rounds: int = 3) -> VarietyFit:
     r"""Polish a tensor (typically a linear estimate) to the maximum-likelihood tensor on the
     variety of epipolar tensors, by the Sampson distance.
 
@@ -252,7 +252,8 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     Parameters
     ----------
     F : (2, 2, 2, 2) array_like
-        Starting tensor, in pixels (need not be on the variety).
+        Starting tensor, in pixels or in the coordinates of ``frame`` (need not be on the
+        variety).
     points1, points2 : (N, 2) ndarray
         Correspondences, in pixels.
     inliers : (N,) bool array_like, optional
@@ -264,6 +265,10 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         their sum of squared distances on it.
     rng : None, int or numpy.random.Generator
         Chooses the subset of the inliers on which the starts are compared.
+    frame : (4, 2, 2) array_like, optional
+        Per-axis maps ``[x_f, 1] = frame[k] @ [x, 1]`` of the coordinates ``F`` is given in
+        (default: pixels). A start in normalised coordinates keeps its precision when the
+        pixel coordinates are large.
     subset_size, n_starts, iterations, rounds : int
         Size of that subset, starts polished on it, Levenberg--Marquardt iterations per
         polish, re-selections of the inlier set.
@@ -301,7 +306,11 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     Ts, normed = normalize_axes(p1, p2, robust=True)
     T = np.stack(Ts)
     K_n = kron_modes(*T)  # a pixel tensor is f = f_n @ K_n
-    f_n = np.asarray(F, dtype=float).reshape(16) @ np.linalg.inv(K_n)
+    if frame is None:
+        f_n = np.asarray(F, dtype=float).reshape(16) @ np.linalg.inv(K_n)
+    else:  # f_n = f_frame @ kron(frame T^-1)
+        f_n = np.asarray(F, dtype=float).reshape(16) @ kron_modes(
+            *(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
     f_n /= np.linalg.norm(f_n)
     res_all = _Residuals(normed, T[:, 0, 0])
     frames = [kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS]

@@ -396,11 +396,19 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
             _chance_ratio(problem, model, thr_eff, rng, 20000)
         if p0 is None:
             p0 = float(np.median(np.concatenate(chance_fracs)))
-        # Bonferroni: the best of `it` hypotheses (each locally optimised) is being tested.
-        needed_support = _support_needed(n, s, p0, opt.randomness_alpha / max(it, 1))
+        # Bonferroni: the best of the hypotheses (each locally optimised) is being tested;
+        # there are no more distinct ones than distinct samples, C(n, s).
+        tests = min(float(max(it, 1)), float(np.exp(_log_binom_table(n, s)[-1])))
+        needed_support = _support_needed(n, s, p0, opt.randomness_alpha / tests)
         result.history["chance_inlier_ratio"] = p0
         result.history["support_needed"] = needed_support
-        if inl.sum() < needed_support:
+        if needed_support > n:
+            result.success = False
+            result.reason = (f"{n} points leave {n - s} beyond a minimal sample of {s}: even "
+                             f"if all of them fit, chance could explain it ({needed_support} "
+                             "needed), so inliers cannot be told from outliers; fit all points "
+                             "without a robust method")
+        elif inl.sum() < needed_support:
             result.success = False
             result.reason = (f"best model has {int(inl.sum())} inliers of {n}, no more than "
                              f"chance gives ({needed_support} needed; too many outliers or "
@@ -416,6 +424,8 @@ def _support_needed(n: int, s: int, p0: float, alpha: float) -> int:
     """
     from scipy.special import bdtrik
 
+    if n <= s:
+        return s + 1
     p = min(max(p0, 1e-9), 1.0 - 1e-9)
     extra = bdtrik(1.0 - alpha, n - s, p)  # k with P(Binomial(n - s, p) <= k) = 1 - alpha
     return int(s + np.ceil(extra) + 1)

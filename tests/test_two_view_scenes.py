@@ -1,0 +1,191 @@
+"""The tensor estimators on scenes the project's own generator does not draw: canonical
+cameras with slits close compared with the depth, degenerate scenes at realistic noise, very
+few correspondences, huge pixel coordinates, and determinism."""
+
+import logging
+
+import numpy as np
+import pytest
+from tolerances import CLEAN_MASK_KEEPS, VARIETY_MAX_DISTANCE_FACTOR, VARIETY_RMS_FACTOR
+
+import xslit
+from xslit.epipolar import sampson_distance
+from xslit.epipolar.estimate import estimate_epipolar_tensor
+from xslit.epipolar.variety import principal_minor_jacobian, refine_on_variety
+from xslit.geometry.projective import matrix_from_rvec
+from xslit.synthetic import random_sweep_scene
+from xslit.testing import projective_distance
+
+METHODS = [xslit.FM_LINEAR, xslit.FM_RANSAC, xslit.FM_LMEDS, xslit.USAC_DEFAULT,
+           xslit.USAC_ACCURATE]
+README_INTRINSICS = dict(fu=800, fv=600, u0=320, v0=240, theta=np.radians(80), d=1.5)
+
+
+def canonical_scene(seed, n=300, sigma=0.5, f=800.0, c=320.0, d=1.0):
+    """Cameras A1 = [f 0 c 0; 0 0 1 0], A2 = [0 f c 0; 0 0 1 d] and the same after a rigid
+    motion; points in a box 4-8 units deep (slit distance a quarter of the nearest depth)."""
+    rng = np.random.default_rng(seed)
+    A1 = np.array([[f, 0, c, 0], [0, 0, 1, 0.0]])
+    A2 = np.array([[0, f, c, 0], [0, 0, 1, d]])
+    T = np.eye(4)
+    T[:3, :3] = matrix_from_rvec(rng.normal(scale=0.1, size=3))
+    T[:3, 3] = [rng.uniform(-1, 1), rng.uniform(-0.2, 0.2), rng.uniform(-0.3, 0.3)]
+    X = np.c_[rng.uniform(-2, 2, n), rng.uniform(-1.5, 1.5, n), rng.uniform(4, 8, n)]
+    c1, c2 = xslit.TwoSlitCamera(A1, A2), xslit.TwoSlitCamera(A1 @ T, A2 @ T)
+    p1 = c1.project(X) + rng.normal(scale=sigma, size=(n, 2))
+    p2 = c2.project(X) + rng.normal(scale=sigma, size=(n, 2))
+    return c1, c2, p1, p2
+
+
+def readme_pair(rvec=(0.02, -0.1, 0.01), tvec=(-0.8, 0.05, 0.1)):
+    intr = xslit.TwoSlitIntrinsics.from_parameters(**README_INTRINSICS)
+    return (xslit.composeTwoSlitProjection(intr, np.zeros(3), np.zeros(3)),
+            xslit.composeTwoSlitProjection(intr, np.array(rvec), np.array(tvec)))
+
+
+def box(rng, n):
+    return np.c_[rng.uniform(-2, 2, n), rng.uniform(-1.5, 1.5, n), rng.uniform(4, 8, n)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_clean_canonical_scenes_every_method_fits_like_the_truth(seed):
+    """Slits 1 unit apart, points 4-8 deep, 0.5 px noise, no outliers: the algebraic fit was
+    1-10 px of Sampson RMS off and robust methods dropped up to 18% of the clean matches.
+    Every method's tensor now fits the clean matches like the true tensor (largest distance,
+    RMS) and its mask keeps what the true tensor keeps."""
+    c1, c2, p1, p2 = canonical_scene(seed)
+    d_true = sampson_distance(xslit.computeEpipolarTensor(c1, c2), p1, p2)
+    keep_true = d_true < 1.5
+    for method in METHODS:
+        F, mask = xslit.findEpipolarTensor(p1, p2, method, 1.5)
+        assert F is not None, method
+        d = sampson_distance(F, p1, p2)
+        assert d.max() < VARIETY_MAX_DISTANCE_FACTOR * d_true.max(), (method, d.max())
+        rms, rms_true = (np.sqrt(np.mean(x[keep_true] ** 2)) for x in (d, d_true))
+        assert rms < VARIETY_RMS_FACTOR * rms_true, (method, rms, rms_true)
+        kept = np.count_nonzero(mask[:, 0].astype(bool) & keep_true)
+        assert kept >= CLEAN_MASK_KEEPS * keep_true.sum(), (method, kept, keep_true.sum())
+
+
+def test_polished_tensor_lies_on_the_variety():
+    """The returned tensor is exactly the tensor of a camera pair: its principal-minor
+    recovery reproduces all 16 entries (a linear tensor misses by percents)."""
+    _, _, p1, p2 = canonical_scene(3)
+    F, _ = xslit.findEpipolarTensor(p1, p2, xslit.FM_LINEAR)
+    configurations, _, residuals = xslit.epipolar.recover_configurations(F)
+    assert residuals.max() < 1e-8
+    A1, A2, B1, B2 = configurations[0]
+    G = xslit.epipolar.epipolar_tensor(A1, A2, B1, B2)
+    assert projective_distance(G, F) < 1e-8
+
+
+def test_principal_minor_jacobian_is_exact():
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(3, 4, 4))
+    f, J = principal_minor_jacobian(C)
+    for p in range(16):
+        E = np.zeros((4, 4))
+        E.flat[p] = 1.0
+        step = xslit.epipolar.principal_minor_tensor(C + 0.37 * E).reshape(3, 16) - f
+        np.testing.assert_allclose(step, 0.37 * J[:, p], atol=1e-12)
+
+
+def test_refine_on_variety_from_the_truth_keeps_the_ml_cost():
+    """Started at the true tensor, the polish lowers the Sampson cost (the truth is not the
+    optimum of noisy data) and stays in its basin."""
+    c1, c2, p1, p2 = canonical_scene(5)
+    F_true = xslit.computeEpipolarTensor(c1, c2)
+    fit = refine_on_variety(F_true, p1, p2)
+    d_true = sampson_distance(F_true, p1, p2)
+    assert fit.rms <= np.sqrt(np.mean(d_true**2))
+    assert fit.rms > 0.8 * np.sqrt(np.mean(d_true**2))
+
+
+@pytest.mark.parametrize("kind", ["plane", "line", "identical"])
+def test_degenerate_scenes_at_realistic_noise_fail_with_reason(kind, caplog):
+    """60 points on one plane, on one line, or identical cameras, with 0.5 px of noise:
+    every method reports that the correspondences do not determine F (they returned a
+    confident tensor with 48-60 inliers, 5-196 px off general correspondences)."""
+    rng = np.random.default_rng(1)
+    c1, c2 = readme_pair()
+    X = box(rng, 60)
+    if kind == "plane":
+        X[:, 2] = 6 + 0.3 * X[:, 0] - 0.2 * X[:, 1]
+    elif kind == "line":
+        t = rng.uniform(-1, 1, 60)
+        X = np.c_[2 * t, 1.5 * t, 6 + t]
+    p1 = c1.project(X) + rng.normal(scale=0.5, size=(60, 2))
+    p2 = (c1 if kind == "identical" else c2).project(X) + rng.normal(scale=0.5, size=(60, 2))
+    for method in METHODS:
+        with caplog.at_level(logging.WARNING, logger="xslit"):
+            F, mask = xslit.findEpipolarTensor(p1, p2, method, 1.5)
+        assert F is None, method
+        assert not mask.any()
+    est = estimate_epipolar_tensor(p1, p2, None, 0)
+    assert not est.success
+    assert "do not determine F" in est.reason
+
+
+def test_pushbroom_strips_on_one_flight_line_fail_with_reason():
+    """Two pushbroom strips flown along one line: a family of tensors fits exact data. The
+    estimator says so instead of returning a confident tensor."""
+    scene = random_sweep_scene(4, max_n=800, kind="pushbroom", degenerate="same flight line",
+                               outlier_ratio=0.0, sigma=0.5, plane_fraction=0.0)
+    for method in (xslit.FM_LINEAR, xslit.USAC_DEFAULT):
+        est = estimate_epipolar_tensor(scene.points1, scene.points2, None, 0,
+                                       linear_only=method == xslit.FM_LINEAR)
+        assert not est.success, method
+        assert "do not determine F" in est.reason
+
+
+@pytest.mark.parametrize("n", [15, 16, 18])
+def test_few_correspondences(n):
+    """15-18 clean correspondences: the linear method recovers F exactly; the robust methods
+    cannot tell inliers from chance with 0-3 correspondences beyond a sample, and say so (a
+    NaN once escaped as 'cannot convert float NaN to integer')."""
+    rng = np.random.default_rng(n)
+    c1, c2 = readme_pair()
+    X = box(rng, n)
+    p1, p2 = c1.project(X), c2.project(X)
+    F, mask = xslit.findEpipolarTensor(p1, p2, xslit.FM_LINEAR)
+    assert projective_distance(F, xslit.computeEpipolarTensor(c1, c2)) < 1e-6
+    assert mask.all()
+    for method in METHODS[1:]:
+        F, mask = xslit.findEpipolarTensor(p1, p2, method, 1.5)
+        assert F is None
+    est = estimate_epipolar_tensor(p1, p2, None, 0)
+    assert "cannot be told from outliers" in est.reason
+
+
+def test_huge_pixels():
+    """One 1e12 pixel among 59 clean correspondences is an outlier, not a reason to fail;
+    clean pixels offset by 1e12 give the same inliers as the original ones."""
+    rng = np.random.default_rng(2)
+    c1, c2 = readme_pair()
+    X = box(rng, 60)
+    p1, p2 = c1.project(X), c2.project(X)
+    wild = p1.copy()
+    wild[5] = 1e12
+    for method in METHODS[1:]:
+        F, mask = xslit.findEpipolarTensor(wild, p2, method, 1.5)
+        assert F is not None, method
+        assert mask[:, 0].sum() == 59 and mask[5, 0] == 0
+        F, mask = xslit.findEpipolarTensor(p1 + 1e12, p2 + 1e12, method, 1.5)
+        assert F is not None and mask.all(), method
+
+
+def test_same_call_same_answer():
+    """Like cv2, the same call gives the same answer (the sampler's seed defaults to 0)."""
+    rng = np.random.default_rng(3)
+    c1, c2 = readme_pair()
+    X = box(rng, 300)
+    p1 = c1.project(X) + rng.normal(scale=0.5, size=(300, 2))
+    p2 = c2.project(X) + rng.normal(scale=0.5, size=(300, 2))
+    out = rng.random(300) < 0.3
+    p2[out] = rng.uniform([0, 0], [640, 480], size=(out.sum(), 2))
+    for call in (lambda: xslit.findEpipolarTensor(p1, p2),
+                 lambda: xslit.findEpipolarTensor(p1, p2, xslit.UsacParams())):
+        runs = [call() for _ in range(3)]
+        for F, mask in runs[1:]:
+            np.testing.assert_array_equal(F, runs[0][0])
+            np.testing.assert_array_equal(mask, runs[0][1])
