@@ -58,3 +58,12 @@ MINIMAL_DISTINCT_RTOL = 1e-6
 MINIMAL_ALL_FOUND_FRACTION = 0.99
 MINIMAL_TRUTH_FRACTION = 0.995
 MINIMAL_N_SAMPLES = 1000
+
+#: Two-view estimator on scenes outside the project's generator: the largest Sampson distance of
+#: a polished tensor over the clean correspondences may exceed the true tensor's by this factor
+#: (the ML tensor fits the noise a little better or worse than the truth, never pixels off).
+VARIETY_MAX_DISTANCE_FACTOR = 1.25
+#: Mask of every method on clean data: fraction of the true tensor's inliers it keeps.
+CLEAN_MASK_KEEPS = 0.99
+#: Sampson RMS of the polished tensor against the true tensor's on the same inliers (relative).
+VARIETY_RMS_FACTOR = 1.02
