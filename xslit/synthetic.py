@@ -284,6 +284,9 @@ MIN_PUSHBROOM_ANGLE_DEG = 5.0
 #: The explicit degenerate configuration that ``random_sweep_scene(degenerate=...)`` builds.
 DEGENERATE_SAME_FLIGHT_LINE = "same flight line"
 _MAX_ATTEMPTS = 500
+#: Parameters drawn once per scene: a redraw (cameras not seeing the scene) changes the others.
+_KEPT_ACROSS_DRAWS = ("kind", "pushbroom_first", "n", "baseline", "sigma", "outlier_ratio",
+                      "plane_fraction", "same_intrinsics")
 _ROTATION_SLACK_DEG = 0.1
 _PILOT = 600
 _MIN_VISIBLE = 0.03
@@ -764,7 +767,9 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
     and the other overrides are. A draw whose cameras do not see enough of the scene, whose
     turn towards the scene exceeds 30 degrees (principal points far apart make the central
     rays of the two images diverge), or, for a pushbroom pair, whose cameras nearly share a
-    slit, is redrawn; ``params["attempts"]`` counts the draws.
+    slit, is redrawn, keeping the kind, ``n``, the baseline direction, ``sigma``,
+    ``outlier_ratio``, ``plane_fraction`` and ``same_intrinsics`` of the first draw (so that
+    their distributions stay as drawn); ``params["attempts"]`` counts the draws.
 
     Parameters
     ----------
@@ -823,8 +828,12 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
         raise ValueError(f"degenerate={overrides['degenerate']!r} needs kind='pushbroom', got "
                          f"kind={overrides['kind']!r}")
     point_rng = np.random.default_rng(rng.integers(2**63))
+    first = None
     for attempt in range(1, _MAX_ATTEMPTS + 1):  # noqa: B007 (recorded in params)
         p = _draw_parameters(rng)
+        if first is None:
+            first = {k: p[k] for k in _KEPT_ACROSS_DRAWS}
+        p.update(first)  # redraws keep the kind and the data's parameters: no bias on them
         _apply_overrides(p, overrides)
         try:
             att = _Attempt(p)
