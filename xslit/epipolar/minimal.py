@@ -75,7 +75,7 @@ MIN_MINIMAL_POINTS = 13
 N_SOLUTIONS = 56
 
 #: Smallest accepted ``s_13 / s_1`` of the normalised 13 x 16 design matrix.
-COND_TOL = 1e-9
+COND_TOL = 1e-7
 #: Smallest accepted ``|N[15]|`` (the entry f_2222 of the unit null space basis): the chart.
 CHART_TOL = 1e-9
 #: Largest relative imaginary part of a solution counted as real.
@@ -210,18 +210,20 @@ def _minors(u, p, dp):
 
 
 def _solve(J, rhs):
-    """``J^{-1} rhs`` for ``J`` (8, 8, P) and ``rhs`` (8, P); NaN where ``J`` is singular."""
+    """``J^{-1} rhs`` for ``J`` (8, 8, P) and ``rhs`` (8, P) or (8, k, P); NaN where ``J`` is
+    singular."""
     A = np.moveaxis(J, -1, 0)
-    B = rhs.T[:, :, None]
+    B = np.moveaxis(rhs if rhs.ndim == 3 else rhs[:, None], -1, 0)  # (P, 8, k)
     try:
-        x = np.linalg.solve(A, B)[:, :, 0]
+        x = np.linalg.solve(A, B)
     except np.linalg.LinAlgError:
-        x = np.full(B.shape[:2], np.nan + 0j)
+        x = np.full(B.shape, np.nan + 0j)
         with np.errstate(all="ignore"):
             ok = np.isfinite(np.linalg.cond(A))
         if np.any(ok):
-            x[ok] = np.linalg.solve(A[ok], B[ok])[:, :, 0]
-    return x.T
+            x[ok] = np.linalg.solve(A[ok], B[ok])
+    x = np.moveaxis(x, 0, -1)
+    return x if rhs.ndim == 3 else x[:, 0]
 
 
 def minimal_residuals(u, params) -> np.ndarray:
@@ -299,18 +301,25 @@ def _unknowns_from_matrix(C, ab):
     return np.concatenate([ab, np.moveaxis(C[..., _OFF_R, _OFF_C], -1, 0)])
 
 
-def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
-                min_step: float = 1e-7, first_tol: float = 1e-2, final_newton: int = 3,
+def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
+                min_step: float = 1e-7, first_tol: float = 3e-2, final_newton: int = 3,
                 max_norm: float = 1e8):
     r"""Track solutions of the eight equations from parameters ``start`` to ``target``.
 
     The parameters move on the segment :math:`p(t) = (1 - t) p_0 + t p_1`; each path solves
-    :math:`H(u(t), p(t)) = 0`, i.e. :math:`\dot u = -J_u^{-1} \partial_t H`. A step of length
-    :math:`h` is a fourth-order Runge-Kutta prediction followed by two Newton corrections at
-    :math:`t + h`; it is accepted when the first correction is below ``first_tol`` and the
-    second has contracted (relative to :math:`1 + |u|`), and then the step doubles after three
-    acceptances; otherwise it halves. All paths advance together, each with its own
-    :math:`t` and :math:`h`.
+    :math:`H(u(t), p(t)) = 0`, i.e.
+
+    .. math:: \dot u = -J_u^{-1}\, \partial_t H .
+
+    A step of length :math:`h` is a fourth-order Runge-Kutta prediction followed by two Newton
+    corrections at :math:`t + h`. It is accepted when the first correction :math:`e_1`
+    (relative to :math:`1 + |u|`) is below ``first_tol``, the second has contracted to a tenth
+    of it (or to rounding level) and :math:`|u|` stays below ``max_norm``; the next step is
+    :math:`h \cdot 0.5\, (\text{first\_tol} / e_1)^{1/5}`, within [0.5 h, 2.5 h] after an
+    acceptance and [0.1 h, 0.5 h] after a rejection. The second correction's Jacobian also gives
+    the velocity :math:`\dot u` that starts the next step. All paths advance together, each
+    with its own :math:`t` and :math:`h`; a path fails when its step falls below ``min_step``,
+    it diverges, or it has not arrived after ``max_steps`` iterations.
 
     Parameters
     ----------
@@ -318,7 +327,10 @@ def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
         Solutions at ``start``.
     start, target : (3, 16, P) complex array_like
         Charts ``(f0, f1, f2)`` of each path.
-    max_steps, h0, min_step, first_tol : tuning of the step control.
+    max_steps : int
+    h0 : float
+        First step in :math:`t`.
+    min_step, first_tol, max_norm : float
     final_newton : int
         Newton steps on the target system after reaching :math:`t = 1`.
 
@@ -338,6 +350,8 @@ def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
     h = np.full(n, h0)
     state = np.zeros(n, dtype=int)  # 0 running, 1 reached t = 1, 2 failed
     with np.errstate(all="ignore"):
+        _, J, Ht = _minors(u, p0, dp)
+        vel = -_solve(J, Ht)  # du/dt at the current point of every path
         for _ in range(max_steps):
             act = np.flatnonzero(state == 0)
             if act.size == 0:
@@ -350,7 +364,7 @@ def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
                 _, J, Ht = _minors(v, p0a + s * dpa, dpa)
                 return -_solve(J, Ht)
 
-            k1 = velocity(ua, ta)
+            k1 = vel[:, act]
             k2 = velocity(ua + 0.5 * ha * k1, ta + 0.5 * ha)
             k3 = velocity(ua + 0.5 * ha * k2, ta + 0.5 * ha)
             k4 = velocity(ua + ha * k3, ta + ha)
@@ -360,8 +374,11 @@ def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
             H, J, _ = _minors(un, pn, None)
             d1 = _solve(J, H)
             un = un - d1
-            H, J, _ = _minors(un, pn, None)
-            d2 = _solve(J, H)
+            # The second correction also gives the velocity of the next step (its Jacobian
+            # is that of a point within the square of the first correction of the path).
+            H, J, Ht = _minors(un, pn, dpa)
+            sol = _solve(J, np.stack([H, Ht], axis=1))
+            d2, vn = sol[:, 0], -sol[:, 1]
             un = un - d2
             scale = 1.0 + np.linalg.norm(un, axis=0)
             e1 = np.linalg.norm(d1, axis=0) / scale
@@ -370,9 +387,10 @@ def track_paths(u0, start, target, *, max_steps: int = 400, h0: float = 0.05,
                     & (scale < max_norm))
             acc, rej = act[good], act[~good]
             u[:, acc] = un[:, good]
+            vel[:, acc] = vn[:, good]
             t[acc] = np.where(tn[good] >= 1.0 - 1e-15, 1.0, tn[good])
             with np.errstate(divide="ignore"):
-                factor = 0.8 * (first_tol / e1) ** 0.2
+                factor = 0.5 * (first_tol / e1) ** 0.2  # local error ~ h^5
             factor = np.where(np.isfinite(factor), factor, 0.25)
             h[acc] = ha[good] * np.clip(factor[good], 0.5, 2.5)
             h[rej] = ha[~good] * np.clip(factor[~good], 0.1, 0.5)
