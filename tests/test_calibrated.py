@@ -91,3 +91,202 @@ def test_too_few_correspondences():
     with pytest.raises(ValueError, match="inliers"):
         relative_pose(s["points1"], s["points2"], s["intrinsics1"], s["intrinsics2"],
                       np.arange(30) < 8)
+
+
+# --------------------------------------------------------------------------------------
+# calibrated_two_view: basins, status, covariance
+# --------------------------------------------------------------------------------------
+
+from xslit.sfm import calibrated_two_view, refine_metric_pose  # noqa: E402
+
+#: The README's intrinsics (Proposition 1), with the slit distance d varied by the family.
+README = {"fu": 800, "fv": 600, "u0": 320, "v0": 240, "theta": np.radians(80)}
+
+
+def readme_scene(seed, n=300, *, sigma=0.5, outlier_ratio=0.0, d=1.5,
+                 rvec=(0.02, -0.1, 0.01), tvec=(-0.8, 0.05, 0.1), depth=(4.0, 8.0),
+                 half=(2.0, 1.5)):
+    """Camera 1 at the origin, camera 2 at ``(rvec, tvec)``, both with the README's
+    intrinsics; ``n`` points uniform in ``[-half, half] x depth``; outliers uniform in the
+    640 x 480 image 2."""
+    intr = xslit.TwoSlitIntrinsics.from_parameters(**README, d=d)
+    rvec, tvec = np.asarray(rvec, float), np.asarray(tvec, float)
+    cam1 = xslit.composeTwoSlitProjection(intr, np.zeros(3), np.zeros(3))
+    cam2 = xslit.composeTwoSlitProjection(intr, rvec, tvec)
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(-half[0], half[0], n), rng.uniform(-half[1], half[1], n),
+                         rng.uniform(*depth, n)])
+    p1 = cam1.project(X) + rng.normal(scale=sigma, size=(n, 2))
+    p2 = cam2.project(X) + rng.normal(scale=sigma, size=(n, 2))
+    inl = np.ones(n, bool)
+    k = round(outlier_ratio * n)
+    if k:
+        idx = rng.choice(n, k, replace=False)
+        p2[idx] = rng.uniform([0, 0], [640, 480], size=(k, 2))
+        inl[idx] = False
+    return {"intr": intr, "cam1": cam1, "cam2": cam2, "rvec": rvec, "tvec": tvec, "X": X,
+            "p1": p1, "p2": p2, "inliers": inl}
+
+
+def yardstick(s):
+    """Rotation (degrees) and translation errors of maximum likelihood started at the true
+    pose on the true inliers: what the data allow."""
+    rv, tv, _, _ = refine_metric_pose(s["intr"], s["intr"], s["rvec"], s["tvec"],
+                                      s["p1"][s["inliers"]], s["p2"][s["inliers"]])
+    return (_rot_err_deg(matrix_from_rvec(rv), matrix_from_rvec(s["rvec"])),
+            float(np.linalg.norm(tv - s["tvec"])))
+
+
+def errors(R, t, s):
+    return (_rot_err_deg(R, matrix_from_rvec(s["rvec"])),
+            float(np.linalg.norm(np.ravel(t) - s["tvec"])))
+
+
+def test_readme_scene_not_trapped(tol):
+    """The README's intrinsics and pose, 300 points, 0.5 px: the pose lands in the basin of
+    maximum likelihood (the rotation search used to stop 31 degrees off, in the basin of a
+    near-degenerate tensor with t near 0)."""
+    s = readme_scene(0)
+    F = xslit.computeEpipolarTensor(s["cam1"], s["cam2"])
+    retval, R, t, _, _ = xslit.recoverTwoSlitPose(F, s["p1"], s["p2"], s["intr"], s["intr"])
+    rot, trans = errors(R, t, s)
+    rot_ml, trans_ml = yardstick(s)
+    assert rot <= tol.CALIBRATED_YARDSTICK_FACTOR * rot_ml + tol.CALIBRATED_FLOOR_DEG
+    assert trans <= tol.CALIBRATED_YARDSTICK_FACTOR * trans_ml + tol.CALIBRATED_FLOOR_M
+    assert retval >= 0.99 * 300
+
+
+def test_readme_scene_30_percent_outliers(tol):
+    """The same scene with 30% outliers and F from findEpipolarTensor, 12 seeds (8 of them
+    stopped 18-47 degrees off): at most one seed more than 1 degree worse than the
+    yardstick, and the median rotation error within 1.5x of the yardstick's."""
+    far, ratios = 0, []
+    for seed in range(12):
+        s = readme_scene(seed, outlier_ratio=0.3)
+        _, mask = xslit.findEpipolarTensor(s["p1"], s["p2"], rng=seed)
+        res = calibrated_two_view(s["p1"], s["p2"], s["intr"], s["intr"], mask)
+        rot_ml, _ = yardstick(s)
+        rot, _ = errors(res.R, res.t, s)
+        far += rot > rot_ml + 1.0
+        ratios.append(rot / rot_ml)
+    assert far <= tol.CALIBRATED_README_FAR_SEEDS, ratios
+    assert np.median(ratios) <= tol.CALIBRATED_YARDSTICK_FACTOR, ratios
+
+
+def family_scene(seed):
+    """A scene of the varied family: slit distance 0.05-2 (either sign), depth 2-50 (near
+    plane 2-25, far plane twice as deep), 0-50% outliers, poses around the README's."""
+    rng = np.random.default_rng(1000 + seed)
+    d = float(np.exp(rng.uniform(np.log(0.05), np.log(2.0)))) * rng.choice([-1.0, 1.0])
+    near = float(np.exp(rng.uniform(np.log(2.0), np.log(25.0))))
+    return readme_scene(seed, d=d, outlier_ratio=float(rng.choice([0.0, 0.1, 0.3, 0.5])),
+                        rvec=rng.normal(scale=0.1, size=3),
+                        tvec=np.array([-0.8, 0.05, 0.1]) + rng.normal(scale=0.2, size=3),
+                        depth=(near, 2 * near), half=(0.5 * near, 0.375 * near))
+
+
+@pytest.mark.slow
+def test_family_against_yardstick(tol):
+    """40 seeded scenes: the median ratios of the rotation and translation errors to the
+    yardstick's are within 1.5 over the scenes reported as determined, and at most
+    ``CALIBRATED_FAMILY_FAR_SCENES`` of them end more than 1 degree worse than the yardstick
+    (the search misses the basin of maximum likelihood there; 3 of 29 when measured)."""
+    far, rot_ratio, trans_ratio = [], [], []
+    for seed in range(40):
+        s = family_scene(seed)
+        F, mask = xslit.findEpipolarTensor(s["p1"], s["p2"], rng=seed)
+        if F is None:
+            continue
+        res = calibrated_two_view(s["p1"], s["p2"], s["intr"], s["intr"], mask)
+        if res.status not in ("ok", "ambiguous"):
+            assert res.reason
+            continue
+        rot_ml, trans_ml = yardstick(s)
+        rot, trans = errors(res.R, res.t, s)
+        if rot > rot_ml + 1.0:
+            far.append(seed)
+        rot_ratio.append((rot + tol.CALIBRATED_FLOOR_DEG) / (rot_ml + tol.CALIBRATED_FLOOR_DEG))
+        trans_ratio.append((trans + tol.CALIBRATED_FLOOR_M) / (trans_ml + tol.CALIBRATED_FLOOR_M))
+    assert len(rot_ratio) >= tol.CALIBRATED_FAMILY_MIN_DETERMINED
+    assert len(far) <= tol.CALIBRATED_FAMILY_FAR_SCENES, far
+    assert np.median(rot_ratio) <= tol.CALIBRATED_YARDSTICK_FACTOR
+    assert np.median(trans_ratio) <= tol.CALIBRATED_YARDSTICK_FACTOR
+
+
+def test_collinear_points_undetermined():
+    """Points on one 3D line do not determine the pose: reported as undetermined, with the
+    reason (the maximum-likelihood Jacobian loses rank without noise)."""
+    s = readme_scene(0, 60)
+    lam = np.random.default_rng(1).uniform(-1, 1, 60)
+    X = np.array([0.1, -0.2, 6.0]) + lam[:, None] * np.array([1.5, 0.8, 1.0])
+    p1, p2 = s["cam1"].project(X), s["cam2"].project(X)
+    res = calibrated_two_view(p1, p2, s["intr"], s["intr"], threshold=0.01)
+    assert res.status == "undetermined"
+    assert "rank" in res.reason and "do not determine the pose" in res.reason
+    noisy = np.random.default_rng(2).normal(scale=0.5, size=(2, 60, 2))
+    res = calibrated_two_view(p1 + noisy[0], p2 + noisy[1], s["intr"], s["intr"])
+    assert res.status == "undetermined" and "do not determine the pose" in res.reason
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_planar_points_never_silently_wrong(seed):
+    """A plane of points does not make the calibrated two-slit pose degenerate (noise-free it
+    is recovered exactly); the result is either exact or not reported as ok."""
+    s = readme_scene(seed, 60, sigma=0.0)
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(-2, 2, 60), rng.uniform(-1.5, 1.5, 60), np.zeros(60)])
+    X = X @ matrix_from_rvec(rng.normal(scale=0.3, size=3)).T + [0.0, 0.0, 6.0]
+    p1, p2 = s["cam1"].project(X), s["cam2"].project(X)
+    res = calibrated_two_view(p1, p2, s["intr"], s["intr"], threshold=0.01)
+    assert res.reason
+    if res.status == "ok":
+        assert _rot_err_deg(res.R, matrix_from_rvec(s["rvec"])) < 1e-6
+        np.testing.assert_allclose(res.t, s["tvec"], atol=1e-6)
+
+
+def test_covariance_predicts_the_spread(tol):
+    """Over 12 noise draws of one scene, the squared Mahalanobis distance of the estimate to
+    the truth under the reported covariance averages about 6 (chi-square with 6 degrees of
+    freedom): the covariance is neither optimistic nor pessimistic by more than ~2.5x."""
+    d2 = []
+    for seed in range(12):
+        s = readme_scene(seed, 200, d=1.5, depth=(3.0, 6.0))
+        res = calibrated_two_view(s["p1"], s["p2"], s["intr"], s["intr"])
+        assert res.status == "ok", res.reason
+        assert res.covariance.shape == (6, 6)
+        np.testing.assert_allclose(res.covariance, res.covariance.T, atol=0)
+        assert np.all(np.linalg.eigvalsh(res.covariance) > 0)
+        e = np.concatenate([res.rvec - s["rvec"], res.t - s["tvec"]])
+        d2.append(e @ np.linalg.solve(res.covariance, e))
+    assert tol.CALIBRATED_CHI2_MEAN_RANGE[0] <= np.mean(d2) <= tol.CALIBRATED_CHI2_MEAN_RANGE[1]
+
+
+def test_calibrated_two_view_deterministic():
+    s = readme_scene(3, outlier_ratio=0.3)
+    a = calibrated_two_view(s["p1"], s["p2"], s["intr"], s["intr"])
+    b = calibrated_two_view(s["p1"], s["p2"], s["intr"], s["intr"])
+    assert a.status == b.status and a.reason == b.reason
+    np.testing.assert_array_equal(a.R, b.R)
+    np.testing.assert_array_equal(a.t, b.t)
+    np.testing.assert_array_equal(a.inliers, b.inliers)
+    np.testing.assert_array_equal(a.covariance, b.covariance)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"threshold": 0.0}, r"^threshold must be a finite positive number of pixels, got 0\.0"),
+        ({"threshold": np.nan}, r"^threshold must be a finite positive"),
+        ({"inliers": np.full(60, np.nan)}, r"^inliers must be finite"),
+        ({"inliers": np.ones((6, 10))}, r"^inliers must have shape \(60,\) or \(60, 1\), got "
+                                        r"\(6, 10\)"),
+        ({"intrinsics2": np.eye(2)}, r"^intrinsics2 must be TwoSlitIntrinsics"),
+    ],
+)
+def test_calibrated_two_view_bad_input(kwargs, match):
+    s = readme_scene(0, 60)
+    args = {"points1": s["p1"], "points2": s["p2"], "intrinsics1": s["intr"],
+            "intrinsics2": s["intr"]}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        calibrated_two_view(**args)

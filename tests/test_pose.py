@@ -56,7 +56,7 @@ def test_calibrated_pose_near_ml_yardstick():
 
 @pytest.mark.slow
 def test_calibrated_pose_near_ml_yardstick_50_seeds():
-    """Issue 3: rotation and translation errors within 1.5x of ML from the true pose."""
+    """Rotation and translation errors within 1.5x of ML from the true pose, 50 seeds."""
     _check_pose_seeds(range(50))
 
 
@@ -131,3 +131,60 @@ def test_triangulate_bad_input():
     with pytest.raises(ValueError, match="same N"):
         xslit.triangulateTwoSlitPoints([s["camera1"], s["camera2"]],
                                        [s["points1"], s["points2"][:5]])
+
+
+@pytest.mark.parametrize("threshold", [-1.0, 0.0, np.nan, np.inf, "1.5", True])
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_recover_bad_threshold(threshold, calibrated):
+    s = random_two_view_scene(6, 60)
+    F = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    intr = (s["intrinsics1"], s["intrinsics2"]) if calibrated else (None, None)
+    with pytest.raises(ValueError, match=r"^reprojThreshold must be a finite positive number "
+                                         r"of pixels, got"):
+        xslit.recoverTwoSlitPose(F, s["points1"], s["points2"], *intr,
+                                 reprojThreshold=threshold)
+
+
+@pytest.mark.parametrize(
+    ("mask", "match"),
+    [
+        (np.full(60, np.nan), r"^mask must be finite \(0 for outliers, non-zero for inliers\), "
+                              r"got 60 non-finite entries"),
+        (np.ones((6, 10)), r"^mask must have shape \(60,\) or \(60, 1\), got \(6, 10\)"),
+        (np.ones((60, 2)), r"^mask must have shape \(60,\) or \(60, 1\), got \(60, 2\)"),
+        (np.array(["a"] * 60), r"^mask must be an \(N,\) or \(N, 1\) array of numbers"),
+    ],
+)
+def test_recover_bad_mask(mask, match):
+    s = random_two_view_scene(6, 60)
+    F = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    with pytest.raises(ValueError, match=match):
+        xslit.recoverTwoSlitPose(F, s["points1"], s["points2"], s["intrinsics1"],
+                                 s["intrinsics2"], mask=mask)
+
+
+def test_recover_collinear_scene_raises_with_reason():
+    """All points on one 3D line: the calibrated pose is undetermined, which the cv2 surface
+    reports as ValueError with the reason (it used to return 60 of 60 inliers with the
+    rotation 178 degrees off)."""
+    s = random_two_view_scene(6, 60)
+    lam = np.random.default_rng(0).uniform(-1, 1, 60)
+    X = np.array([0.0, 0.1, 5.0]) + lam[:, None] * np.array([1.2, 0.5, 0.8])
+    p1, p2 = s["camera1"].project(X), s["camera2"].project(X)
+    F = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    with pytest.raises(ValueError, match=r"^recoverTwoSlitPose: the pose is undetermined: .*"
+                                         r"do not determine the pose"):
+        xslit.recoverTwoSlitPose(F, p1, p2, s["intrinsics1"], s["intrinsics2"],
+                                 reprojThreshold=0.01)
+
+
+def test_recover_calibrated_deterministic():
+    s = random_two_view_scene(2, 200, sigma=0.5, outlier_ratio=0.3)
+    F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], rng=0)
+    a = xslit.recoverTwoSlitPose(F, s["points1"], s["points2"], s["intrinsics1"],
+                                 s["intrinsics2"], mask=mask)
+    b = xslit.recoverTwoSlitPose(F, s["points1"], s["points2"], s["intrinsics1"],
+                                 s["intrinsics2"], mask=mask)
+    assert a[0] == b[0]
+    for x, y in zip(a[1:], b[1:], strict=True):
+        np.testing.assert_array_equal(x, y)

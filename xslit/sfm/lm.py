@@ -113,7 +113,9 @@ def _schur(U, V, W, eg, ep, lam):
         U = U + lam * np.diag(np.maximum(np.diag(U), 1e-12))
         V = V + lam * np.maximum(np.einsum("nii->ni", V), 1e-12)[:, :, None] * np.eye(
             V.shape[1])
-    Vinv = np.linalg.inv(V)
+    # Undamped, a point block can be singular (a point that the rays do not fix): its
+    # pseudo-inverse leaves the unobserved directions out of the information.
+    Vinv = np.linalg.inv(V) if lam else np.linalg.pinv(V)
     WV = np.einsum("nij,njk->nik", W, Vinv)
     S = U - np.einsum("nik,njk->ij", WV, W)
     if eg is None:
