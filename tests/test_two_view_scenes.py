@@ -9,9 +9,9 @@ import pytest
 from tolerances import CLEAN_MASK_KEEPS, VARIETY_MAX_DISTANCE_FACTOR, VARIETY_RMS_FACTOR
 
 import xslit
-from xslit.epipolar import sampson_distance
+from xslit.epipolar import principal_minor_jacobian, sampson_distance
 from xslit.epipolar.estimate import estimate_epipolar_tensor
-from xslit.epipolar.variety import principal_minor_jacobian, refine_on_variety
+from xslit.epipolar.variety import refine_on_variety
 from xslit.geometry.projective import matrix_from_rvec
 from xslit.synthetic import random_sweep_scene
 from xslit.testing import projective_distance

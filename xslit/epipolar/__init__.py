@@ -7,6 +7,7 @@ from .minors import (
     candidate_matrices,
     matrix_from_cameras,
     normalize_matrix_gauge,
+    principal_minor_jacobian,
     principal_minor_tensor,
     recover_configurations,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "evaluate_tensor",
     "matrix_from_cameras",
     "normalize_matrix_gauge",
+    "principal_minor_jacobian",
     "principal_minor_tensor",
     "recover_configurations",
     "sampson_distance",

@@ -27,6 +27,7 @@ __all__ = [
     "candidate_matrices",
     "matrix_from_cameras",
     "normalize_matrix_gauge",
+    "principal_minor_jacobian",
     "principal_minor_tensor",
     "recover_configurations",
 ]
@@ -73,6 +74,75 @@ def principal_minor_tensor(C) -> np.ndarray:
             sub = C[..., sets[:, :, None], sets[:, None, :]]  # (..., m_k, k, k)
             out[..., pos] = sign * np.linalg.det(sub)
     return out.reshape((*C.shape[:-2], 2, 2, 2, 2))
+
+
+def _minor_polynomials():
+    """The 16 signed principal minors as polynomials in the entries of ``C``: 64 monomials of
+    at most 4 entries (``P``: flat indices, 16 for the constant 1), the matrix ``A`` (16, 64)
+    of signed coefficients, and ``W`` (256, 256) mapping the leave-one-out products of the
+    monomials' factors to the Jacobian."""
+    import itertools as it
+
+    P, A = [], np.zeros((16, 64))
+    for pos, sign, sets in _MINOR_INDEX:
+        for n, S in zip(pos, sets, strict=True):
+            for perm in it.permutations(range(len(S))):
+                parity = sum(1 for a in range(len(perm)) for b in range(a + 1, len(perm))
+                             if perm[a] > perm[b])
+                A[n, len(P)] = sign * (-1.0) ** parity
+                P.append([4 * S[r] + S[perm[r]] for r in range(len(S))] + [16] * (4 - len(S)))
+    P = np.array(P)
+    W = np.zeros((64, 4, 16, 16))
+    for t in range(64):
+        for j in range(4):
+            if P[t, j] < 16:
+                W[t, j, P[t, j], :] += A[:, t]
+    return P, A, W.reshape(256, 256)
+
+
+_POLY_P, _POLY_A, _POLY_W = _minor_polynomials()
+
+
+def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
+    """Principal-minor tensors of ``C`` and their derivatives with respect to its 16 entries.
+
+    Each signed minor is a polynomial of 64 monomials in all (Leibniz's formula: ``k!`` terms
+    for a ``k x k`` minor); the minors are one product of the monomials with their signed
+    coefficients, and the derivatives one product of the leave-one-out products of the
+    monomials' factors (the cofactors, without any factorisation: singular matrices are
+    handled exactly).
+
+    Parameters
+    ----------
+    C : (..., 4, 4) array_like
+
+    Returns
+    -------
+    f : (..., 16) ndarray
+        ``principal_minor_tensor(C)`` flattened (``f[-1] = 1``).
+    J : (..., 16, 16) ndarray
+        ``J[..., 4 p + q, :]`` is the derivative of ``f`` with respect to ``C[p, q]``.
+
+    Examples
+    --------
+    >>> C = np.arange(16.0).reshape(4, 4) ** 0.5
+    >>> f, J = principal_minor_jacobian(C)
+    >>> E = np.zeros((4, 4)); E[1, 2] = 1e-6
+    >>> fd = (principal_minor_tensor(C + E).ravel() - f) / 1e-6
+    >>> bool(np.allclose(J[6], fd, atol=1e-6))
+    True
+    """
+    C = np.asarray(C, dtype=float)
+    lead = C.shape[:-2]
+    ext = np.concatenate([C.reshape(*lead, 16), np.ones((*lead, 1))], axis=-1)
+    x = ext[..., _POLY_P]  # (..., 64, 4) factors of each monomial
+    x01, x23 = x[..., 0] * x[..., 1], x[..., 2] * x[..., 3]
+    f = (x01 * x23) @ _POLY_A.T
+    f[..., 15] = 1.0
+    loo = np.stack([x[..., 1] * x23, x[..., 0] * x23, x01 * x[..., 3], x01 * x[..., 2]],
+                   axis=-1)  # (..., 64, 4): product of the other three factors
+    J = (loo.reshape(*lead, 256) @ _POLY_W).reshape(*lead, 16, 16)
+    return f, J
 
 
 def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .linear import normalize_axes
-from .minors import candidate_matrices, principal_minor_tensor
-from .tensor import kron_modes, sampson_operator
+from .minors import candidate_matrices, principal_minor_jacobian, principal_minor_tensor
+from .tensor import SampsonRows, kron_modes, sampson_operator
 
-__all__ = ["VarietyFit", "principal_minor_jacobian", "refine_on_variety"]
+__all__ = ["VarietyFit", "prediction_spread", "refine_on_variety"]
 
 #: Affine frames (shifts of the origin, in units of each axis' spread) in which the candidate
 #: matrices are read off: the empty minor ``f_2222`` is the residual of the correspondence at
@@ -44,40 +44,6 @@ __all__ = ["VarietyFit", "principal_minor_jacobian", "refine_on_variety"]
 #: do), and each frame gives different starts.
 _FRAME_SHIFTS = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0], [3.0, 0.0, 0.0, -3.0],
                           [0.0, 3.0, -3.0, 3.0]])
-
-
-def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
-    """Principal-minor tensors of ``C`` and their exact derivatives with respect to the 16
-    entries of ``C``.
-
-    Each principal minor is affine in each single entry of ``C`` (a determinant is linear in
-    each entry), so the derivative is exactly ``minors(C + E_pq) - minors(C)``.
-
-    Parameters
-    ----------
-    C : (..., 4, 4) array_like
-
-    Returns
-    -------
-    f : (..., 16) ndarray
-        ``principal_minor_tensor(C)`` flattened (``f[-1] = 1``).
-    J : (..., 16, 16) ndarray
-        ``J[..., 4 p + q, :]`` is the derivative of ``f`` with respect to ``C[p, q]``.
-
-    Examples
-    --------
-    >>> C = np.arange(16.0).reshape(4, 4) ** 0.5
-    >>> f, J = principal_minor_jacobian(C)
-    >>> E = np.zeros((4, 4)); E[1, 2] = 1e-6
-    >>> fd = (principal_minor_tensor(C + E).ravel() - f) / 1e-6
-    >>> bool(np.allclose(J[6], fd, atol=1e-6))
-    True
-    """
-    C = np.asarray(C, dtype=float)
-    f = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
-    E = np.eye(16).reshape(16, 4, 4)
-    fp = principal_minor_tensor(C[..., None, :, :] + E).reshape(*C.shape[:-2], 16, 16)
-    return f, fp - f[..., None, :]
 
 
 @dataclass
@@ -118,12 +84,17 @@ class _Residuals:
 
     def subset(self, rows):
         sub = object.__new__(_Residuals)
-        sub.G = self.G[:, rows]
+        sub.G = np.ascontiguousarray(self.G[:, rows])
         return sub
+
+    def _products(self, f):
+        """``G_k f`` for the five operators, ``(5, B, N)`` (one BLAS product)."""
+        n = self.G.shape[1]
+        return np.swapaxes((self.G.reshape(-1, 16) @ f.T).reshape(5, n, -1), 1, 2)
 
     def distances(self, f):
         """Signed distances ``(B, N)`` of tensors ``f`` ``(B, 16)``."""
-        R = np.einsum("knj,bj->kbn", self.G, f)
+        R = self._products(f)
         g = np.sqrt(np.einsum("kbn,kbn->bn", R[1:], R[1:]))
         with np.errstate(divide="ignore", invalid="ignore"):
             d = R[0] / g
@@ -131,7 +102,7 @@ class _Residuals:
 
     def jacobian(self, f):
         """Distances ``(B, N)`` and their derivatives ``(B, N, 16)`` with respect to ``f``."""
-        R = np.einsum("knj,bj->kbn", self.G, f)
+        R = self._products(f)
         g2 = np.einsum("kbn,kbn->bn", R[1:], R[1:])
         g2 = np.maximum(g2, 1e-300)
         g = np.sqrt(g2)
@@ -238,8 +209,8 @@ def _msac(d, threshold):
 
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
-                      frame=None, subset_size: int = 256, n_starts: int = 4,
-                      iterations: int = 30, rounds: int = 3) -> VarietyFit:
+                      frame=None, subset_size: int = 400, n_starts: int = 2,
+                      iterations: int = 20, rounds: int = 3) -> VarietyFit:
     r"""Polish a tensor (typically a linear estimate) to the maximum-likelihood tensor on the
     variety of epipolar tensors, by the Sampson distance.
 
@@ -264,14 +235,15 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         quadratic (MSAC) loss. Without it, ``inliers`` is kept and starts are compared by
         their sum of squared distances on it.
     rng : None, int or numpy.random.Generator
-        Chooses the subset of the inliers on which the starts are compared.
+        Chooses the subset of the inliers on which the starts are polished.
     frame : (4, 2, 2) array_like, optional
         Per-axis maps ``[x_f, 1] = frame[k] @ [x, 1]`` of the coordinates ``F`` is given in
         (default: pixels). A start in normalised coordinates keeps its precision when the
         pixel coordinates are large.
     subset_size, n_starts, iterations, rounds : int
-        Size of that subset, starts polished on it, Levenberg--Marquardt iterations per
-        polish, re-selections of the inlier set.
+        Size of that subset (the polish is finished by a few iterations on all the inliers),
+        starts polished on it (the best of the candidates on 128 of its rows), iterations of
+        Levenberg--Marquardt per polish, re-selections of the inlier set.
 
     Returns
     -------
@@ -305,6 +277,8 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
                          "correspondences")
     Ts, normed = normalize_axes(p1, p2, robust=True)
     T = np.stack(Ts)
+    normed = np.stack(normed)
+    scales = T[:, 0, 0]
     K_n = kron_modes(*T)  # a pixel tensor is f = f_n @ K_n
     if frame is None:
         f_n = np.asarray(F, dtype=float).reshape(16) @ np.linalg.inv(K_n)
@@ -312,45 +286,56 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         f_n = np.asarray(F, dtype=float).reshape(16) @ kron_modes(
             *(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
     f_n /= np.linalg.norm(f_n)
-    res_all = _Residuals(normed, T[:, 0, 0])
+    # Distances of all correspondences: SampsonRows on the pixels centred on the medians (the
+    # tensor of the centred pixels is f_n @ kron(diag(s_k, 1))).
+    centred = normed / scales[:, None]
+    rows = SampsonRows(centred[:2].T, centred[2:].T)
+    K_c = kron_modes(*[np.diag([sk, 1.0]) for sk in scales])
+
+    def all_distances(C, Kf):
+        f = _apply(principal_minor_tensor(C).reshape(-1, 16), Kf) @ K_c
+        return np.abs(rows.distances(f))
+
     frames = [kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS]
     C, Kf, which = _starts(f_n, frames)
     if len(C) == 0:
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
 
-    def score(d, rows):
-        if threshold is not None:
-            return _msac(d, threshold)
-        return np.einsum("bn,bn->b", d[:, rows], d[:, rows])
+    def residuals_of(rows_idx):
+        if len(rows_idx) > subset_size:
+            rows_idx = np.sort(rng.choice(rows_idx, subset_size, replace=False))
+        return _Residuals(normed[:, rows_idx], scales), rows_idx
 
-    sub = idx if len(idx) <= subset_size else np.sort(rng.choice(idx, subset_size,
-                                                                 replace=False))
-    res_sub = res_all.subset(sub)
-    d0 = res_sub.distances(_apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
+    res, sub = residuals_of(idx)
+    # Starts ranked on a few of the rows, the best few polished on the subset.
+    d0 = res.subset(slice(0, 128)).distances(
+        _apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
     keep = np.argsort(np.einsum("bn,bn->b", d0, d0))[:n_starts]
     C, Kf, which = C[keep], Kf[keep], which[keep]
-    C, _, _ = _levenberg_marquardt(res_sub, C, Kf, iterations=iterations // 2)
-    d_all = res_all.distances(_apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
-    k = int(np.argmin(score(d_all, idx)))
-    C, Kf, which = C[k:k + 1], Kf[k:k + 1], which[k]
-    for _ in range(max(rounds, 1)):
-        C, _, H = _levenberg_marquardt(res_all.subset(idx), C, Kf, iterations=iterations)
-        d = np.abs(res_all.distances(_apply(principal_minor_tensor(C).reshape(-1, 16), Kf))[0])
+    C, cost, H = _levenberg_marquardt(res, C, Kf, iterations=iterations)
+    k = int(np.argmin(cost))
+    C, Kf, which, H = C[k:k + 1], Kf[k:k + 1], which[k], H[k:k + 1]
+    for round_ in range(max(rounds, 1)):
+        if len(sub) < len(idx):  # finish on all the inliers
+            C, _, H = _levenberg_marquardt(_Residuals(normed[:, idx], scales), C, Kf,
+                                           iterations=4)
+        d = all_distances(C, Kf)[0]
         if threshold is None:
             break
         new = d < threshold
-        if np.array_equal(new, inl) or new.sum() < 13:
+        if np.array_equal(new, inl) or new.sum() < 13 or round_ == max(rounds, 1) - 1:
             break
-        inl = new
-        idx = np.flatnonzero(inl)
+        inl, idx = new, np.flatnonzero(new)
+        res, sub = residuals_of(idx)
+        C, _, H = _levenberg_marquardt(res, C, Kf, iterations=iterations)
     if threshold is not None:
         inl = d < threshold
     f = (principal_minor_tensor(C[0]).reshape(16) @ Kf[0]) @ K_n
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
-    frame = _shift_maps(_FRAME_SHIFTS[which]) @ T  # [x_g, 1] = S T [x, 1]
-    return VarietyFit(f.reshape(2, 2, 2, 2), C[0], d, inl, rms, H[0], frame)
+    frame_out = _shift_maps(_FRAME_SHIFTS[which]) @ T  # [x_g, 1] = S T [x, 1]
+    return VarietyFit(f.reshape(2, 2, 2, 2), C[0], d, inl, rms, H[0], frame_out)
 
 
 def _shift_maps(shift):
