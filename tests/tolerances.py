@@ -44,7 +44,7 @@ SWEEP_ML_NOISE_FREE = 1e-6
 #: accepts turns towards the scene up to 0.1 degree beyond it.
 SWEEP_ROTATION_SLACK_DEG = 0.2
 
-#: 13-point minimal solver: relative residual of eq. linF for every complex solution (pixel
+#: 13-point minimal solver: relative residual of Theorem 1's relation for every solution (pixel
 #: design rows and tensor scaled to unit norm) and of the principal-minor structure
 #: F = (-1)^|S| det C[S, S] (largest entry of the difference over the largest entry of F).
 MINIMAL_LINEAR_RTOL = 1e-8

@@ -1,8 +1,8 @@
-r"""The 13-point minimal solver for the epipolar tensor (section 4, appendix C "Minimal SfM").
+r"""The 13-point minimal solver for the epipolar tensor (appendix "Algorithms", "Minimal SfM").
 
-Thirteen correspondences give 13 equations (eq. linF of section 4) in the 16 entries of
-:math:`F`; on generic data their solutions form a 3-dimensional space
-:math:`\operatorname{span}(N)`. The epipolar tensors are the signed principal minors of
+Thirteen correspondences give 13 linear equations (the relation of Theorem 1, section
+"Two-slit cameras: algorithms") in the 16 entries of :math:`F`; on generic data their
+solutions form a 3-dimensional space :math:`\operatorname{span}(N)`. The epipolar tensors are the signed principal minors of
 :math:`4 \times 4` matrices :math:`C` (Theorem 1 and its proof, appendix "Linear SfM"), a
 variety of degree 28, so 28 complex tensors, and 56 matrices :math:`C` in the gauge
 :math:`c_{12} = c_{13} = c_{14} = 1` (each tensor has :math:`C` and :math:`C^T` up to diagonal
@@ -38,6 +38,13 @@ a solution: 28 paths, one per transpose pair, are tracked (a fourth-order Runge-
 predictor, two Newton corrections, adaptive step; all paths of all instances at once) and the
 other 28 solutions are their partners. Instances whose paths fail (a path that diverges or
 stalls, two paths meeting at one end) are tracked again from a fresh random chart.
+
+The chart entry :math:`f_{2222}` is the value of the tensor at the origin of the image
+coordinates. After the usual per-axis normalisation the origin is the centroid of the data,
+where the tensor nearly vanishes, which puts the solutions far out in the chart (entries of
+:math:`C` in the thousands, Jacobians with condition numbers near :math:`10^8`, paths that
+fail). Each normalised axis is therefore also turned by a random rotation of its homogeneous
+coordinates (:func:`null_space_charts`), which moves the origin away from the data.
 """
 
 from __future__ import annotations
@@ -53,8 +60,12 @@ from .linear import axis_normalization
 from .tensor import INDEX, kron_modes
 
 __all__ = [
+    "CHART_TOL",
+    "COND_TOL",
     "MIN_MINIMAL_POINTS",
     "N_SOLUTIONS",
+    "REAL_TOL",
+    "MinimalComplexSolutions",
     "MinimalSolutions",
     "StartSystem",
     "chart_from_null_space",
@@ -65,6 +76,7 @@ __all__ = [
     "null_space_charts",
     "solve_minimal",
     "solve_minimal_complex",
+    "track_from_start",
     "track_paths",
 ]
 
@@ -575,11 +587,13 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     for attempt in range(retries + 1):
         if todo.size == 0:
             break
+        pa, Ta = params[todo], T[todo]
         if attempt:
-            params[todo], T[todo], _ = null_space_charts(p1[todo], p2[todo], rng)
-        ut, ft = track_from_start(params[todo], rng=rng, start=start)
+            pa, Ta, _ = null_space_charts(p1[todo], p2[todo], rng)
+        ut, ft = track_from_start(pa, rng=rng, start=start)
         better = ft.sum(1) > found[todo].sum(1)
-        u[todo[better]], found[todo[better]] = ut[better], ft[better]
+        keep = todo[better]
+        u[keep], found[keep], params[keep], T[keep] = ut[better], ft[better], pa[better], Ta[better]
         todo = todo[found[todo].sum(1) < N_SOLUTIONS]
     for k in todo:
         reasons[k] = (f"{N_SOLUTIONS - found[k].sum()} of the {N_SOLUTIONS} complex solutions "
@@ -631,7 +645,8 @@ def null_space_charts(points1, points2, rng=None):
     and 60 degrees: the chart entry :math:`f_{2222}` is the value of the tensor at the origin
     of the new coordinates, and at the centroid of the data (the origin of the plain
     normalisation) it nearly vanishes, which would put the solutions far out in the chart.
-    The null space of the design matrix (eq. linF, homogeneous rows) is read off its SVD.
+    The null space of the design matrix (Theorem 1's relation, homogeneous rows) is read off
+    its SVD.
 
     Parameters
     ----------
@@ -715,11 +730,15 @@ class MinimalSolutions:
 
 
 def solve_minimal(points1, points2, *, rng=None) -> MinimalSolutions:
-    r"""All real epipolar tensors through 13 correspondences (appendix C, "Minimal SfM").
+    r"""All real epipolar tensors through 13 correspondences (appendix, "Minimal SfM").
 
-    Solves :math:`\sum F_{ijkl} [x,1]_i [y,1]_j [x',1]_k [y',1]_l = 0` (eq. linF of section 4)
-    for the 13 correspondences together with :math:`F_{ijkl} = (-1)^{|S|} \det C[S, S]`
-    (Theorem 1): the formulation of the module docstring, by parameter homotopy.
+    Solves
+
+    .. math:: \sum_{ijkl} F_{ijkl} [x,1]_i [y,1]_j [x',1]_k [y',1]_l = 0, \qquad
+              F_{ijkl} = (-1)^{|S|} \det C[S, S]
+
+    (Theorem 1 and its proof) for the 13 correspondences: the formulation of the module
+    docstring, by parameter homotopy.
 
     Parameters
     ----------
