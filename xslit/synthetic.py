@@ -41,6 +41,7 @@ __all__ = [
     "DETERMINED_ROTATION_DEG",
     "DETERMINED_TRANSLATION_REL",
     "MIN_PUSHBROOM_ANGLE_DEG",
+    "SAME_INTRINSICS_PROBABILITY",
     "SWEEP_BASELINES",
     "SWEEP_BINS",
     "SWEEP_KINDS",
@@ -287,7 +288,7 @@ _MAX_ATTEMPTS = 500
 #: Parameters drawn once per scene: a redraw (cameras not seeing the scene) changes the others.
 _KEPT_ACROSS_DRAWS = ("kind", "pushbroom_first", "n", "baseline", "sigma", "outlier_ratio",
                       "plane_fraction", "same_intrinsics")
-_ROTATION_SLACK_DEG = 0.1
+_ROTATION_SLACK_DEG = 0.0
 _PILOT = 600
 _MIN_VISIBLE = 0.03
 
