@@ -244,3 +244,17 @@ def test_room_matches_on_one_far_wall(room_views):
         ml = np.degrees(np.linalg.norm(rvec_from_matrix(matrix_from_rvec(rvec) @ v["R"].T)))
         err = np.degrees(np.linalg.norm(rvec_from_matrix(R @ v["R"].T)))
         assert err <= max(1.5 * ml, 0.1), (draw, err, ml)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ml_refinement_from_estimates_reaches_ml_from_truth(seed):
+    """Maximum likelihood (13 + 3N parameters) started from FM_LINEAR's or USAC_DEFAULT's
+    tensor reaches the reprojection RMS it reaches from the true cameras (it stopped at
+    0.43-1.8 px against 0.23-0.26 px when started from an algebraic linear tensor)."""
+    c1, c2, p1, p2 = canonical_scene(seed)
+    truth = xslit.sfm.projective_pairs_from_tensor(xslit.computeEpipolarTensor(c1, c2), p1, p2,
+                                                   refine=True)
+    for method in (xslit.FM_LINEAR, xslit.USAC_DEFAULT):
+        F, _ = xslit.findEpipolarTensor(p1, p2, method, 1.5)
+        pairs = xslit.sfm.projective_pairs_from_tensor(F, p1, p2, refine=True)
+        assert pairs.rms < 1.01 * truth.rms, (method, pairs.rms, truth.rms)
