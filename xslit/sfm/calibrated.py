@@ -59,7 +59,7 @@ from ..epipolar.tensor import (
 )
 from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
-from .two_view import metric_pose_information, refine_metric_pose
+from .two_view import metric_pose_information, metric_residuals, refine_metric_pose
 
 __all__ = [
     "AMBIGUITY_LEVEL",
@@ -264,7 +264,7 @@ def rotations_for_translations(Phi, M, t):
 
 
 def translation_grid(reference: float, n_directions: int = 64,
-                     factors=(1 / 16, 1 / 4, 1.0, 4.0, 16.0, 64.0)) -> np.ndarray:
+                     factors=(1 / 8, 1 / 2, 2.0, 8.0, 32.0)) -> np.ndarray:
     """Translations ``(n_directions * len(factors), 3)``: :func:`fibonacci_sphere` directions
     at lengths ``reference * factors`` (the Sampson fits converge from a length within about
     a factor of 2 of the right one and a direction within about 15 degrees)."""
@@ -509,7 +509,7 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
         Rn = matrix_from_rvec(d[:, :3]) @ R
         tn = t + d[:, 3:]
         rn = _pose_residuals(Phi, Gt, Rn, tn) * w
-        (R, t, r), cost, lam, done = _accept(cost, np.einsum("kn,kn->k", rn, rn), lam, 1e-10,
+        (R, t, r), cost, lam, done = _accept(cost, np.einsum("kn,kn->k", rn, rn), lam, 1e-6,
                                              (R, t, r), (Rn, tn, rn))
         if done.all():
             break
@@ -742,8 +742,15 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
     # Each candidate is fitted to its inliers, or to the starting correspondences while it
     # has too few (a start still far from the bottom of its basin for a small threshold).
+    # The comparison needs each basin's bottom, not its precise optimum: the fits use about
+    # 300 of the correspondences (the best candidate is refitted to all its inliers below).
     weights = np.where(inls[best].sum(axis=1, keepdims=True) >= 12, inls[best], start[None])
-    Rs, ts, _ = refine_pose_sampson(Phi, G_all, Rs[best], ts[best], weights)
+    part = np.arange(n)[:: max(1, n // 300)]
+    if np.all(weights[:, part].sum(axis=1) >= 12):
+        weights, G_fit = weights[:, part], G_all[:, part]
+    else:
+        G_fit = G_all
+    Rs, ts, _ = refine_pose_sampson(Phi, G_fit, Rs[best], ts[best], weights, iterations=12)
     scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
     order = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
     order = [k for k in order if np.isfinite(scores[k]) and inls[k].any()]
@@ -1037,19 +1044,34 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
                       f"{sd:.4g}: the correspondences do not determine the pose's scale"
                       f"{shape or ' (slits too close together for the scene depth)'}")
         else:
-            # Other basins count when they differ from this one by more than noise in the
-            # pose explains (Mahalanobis distance); the nearest in cost decides.
-            info = S / sigma2
+            # Another basin counts when, refined on the same correspondences, it stays away
+            # from this one by more than noise in the pose explains (Mahalanobis distance)
+            # with a cost within what noise explains: the data then cannot decide.
             level = chi2.ppf(AMBIGUITY_LEVEL, 6)
-            others = [o for o in others
-                      if _pose_difference(o[0], o[1], R, t) @ info @ _pose_difference(
-                          o[0], o[1], R, t) > level]
-            if others and others[0][2] - cost <= level * sigma2:
-                d_rot = np.degrees(np.linalg.norm(rvec_from_matrix(others[0][0] @ R.T)))
-                status = "ambiguous"
-                reason = (f"another basin ({d_rot:.3g} degrees away) has a reprojection cost "
-                          f"only {others[0][2] - cost:.4g} px^2 higher, within what noise "
-                          f"explains ({level * sigma2:.4g} px^2)")
+            q1, q2 = p1[inl], p2[inl]
+            base = float(np.sum(metric_residuals(intrinsics1, intrinsics2, q1, q2)[0](
+                np.concatenate([rv, tv]), Xi) ** 2))
+            kept = []
+            for Ro, to, _ in others:
+                try:
+                    ro, to, Xo, _ = refine_metric_pose(intrinsics1, intrinsics2,
+                                                       rvec_from_matrix(Ro), to, q1, q2,
+                                                       max_iterations=100)
+                except ValueError:
+                    continue
+                diff = _pose_difference(matrix_from_rvec(ro), to, R, t)
+                co = float(np.sum(metric_residuals(intrinsics1, intrinsics2, q1, q2)[0](
+                    np.concatenate([ro, to]), Xo) ** 2))
+                kept.append((matrix_from_rvec(ro), to, co))
+                if diff @ S @ diff / sigma2 > level and co - base <= level * sigma2:
+                    d_rot = np.degrees(np.linalg.norm(rvec_from_matrix(kept[-1][0] @ R.T)))
+                    status = "ambiguous"
+                    reason = (f"another basin ({d_rot:.3g} degrees away) has a reprojection "
+                              f"cost only {co - base:.4g} px^2 higher on the same "
+                              f"correspondences, within what noise explains "
+                              f"({level * sigma2:.4g} px^2)")
+                    break
+            others = kept
     full = np.zeros(n, bool)
     full[rows[inl]] = True
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))

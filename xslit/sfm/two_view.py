@@ -28,6 +28,7 @@ from .triangulate import triangulate_linear, triangulate_nonlinear
 __all__ = [
     "ProjectiveRefinement",
     "metric_pose_information",
+    "metric_residuals",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
     "refine_projective_pair",
@@ -143,12 +144,44 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
 # --------------------------------------------------------------------------------------
 
 
-def _metric_residuals(intrinsics1, intrinsics2, points1, points2):
-    r"""``fun(g, p) -> (N, 4)`` pixel residuals of pose ``g = [rvec, tvec]`` and Euclidean
-    points ``p (N, 3)`` in camera 1's frame (infinite for a pose that makes no camera), and
-    ``jac(g, p)``: the point blocks analytically,
-    :math:`\partial (a_0 / a_1) / \partial X = (A_0 a_1 - A_1 a_0) / a_1^2` with
-    :math:`a_k = A_k [X; 1]`, the pose columns by forward differences of camera 2's rows."""
+def metric_residuals(intrinsics1, intrinsics2, points1, points2):
+    r"""The reprojection residuals of a calibrated pair and their Jacobians, as functions.
+
+    Camera 1 is fixed at the canonical pose; camera 2 has the pose ``g = [rvec, tvec]``
+    (``X_cam2 = R X_cam1 + t``); the points ``p`` are Euclidean in camera 1's frame. The point
+    blocks of the Jacobian are analytic,
+
+    .. math:: \frac{\partial (a_0 / a_1)}{\partial X} = \frac{A_0 a_1 - A_1 a_0}{a_1^2},
+              \qquad a_k = A_k [X; 1],
+
+    and the pose columns forward differences of camera 2's rows (camera 2 at a nearby pose is
+    camera 2 times a rigid motion, so no new camera is built).
+
+    Parameters
+    ----------
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    points1, points2 : (N, 2) ndarray
+        Pixels.
+
+    Returns
+    -------
+    fun : callable
+        ``fun(g, p) -> (N, 4)`` residuals (u, v in image 1, u, v in image 2), infinite for a
+        pose whose camera 2 is not a camera (slits that meet).
+    jac : callable
+        ``jac(g, p) -> (Jg (N, 4, 6), Jp (N, 4, 3))``, as
+        :func:`~xslit.sfm.lm.block_levenberg_marquardt` takes it.
+
+    Examples
+    --------
+    >>> from xslit.synthetic import random_two_view_scene
+    >>> s = random_two_view_scene(0, 5)
+    >>> fun, jac = metric_residuals(s["intrinsics1"], s["intrinsics2"], s["points1"],
+    ...                             s["points2"])
+    >>> g = np.concatenate([s["rvec"], s["tvec"]])
+    >>> bool(np.abs(fun(g, s["X"])).max() < 1e-9), jac(g, s["X"])[0].shape
+    (True, (5, 4, 6))
+    """
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     obs = np.concatenate([points1, points2], axis=1)
     cache = {}
@@ -237,7 +270,7 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
         Xh = triangulate_linear([cam1, cam2], [points1, points2])
         Xh = triangulate_nonlinear([cam1, cam2], [points1, points2], Xh)
         X0 = Xh[:, :3] / Xh[:, 3:]
-    fun, jac = _metric_residuals(intrinsics1, intrinsics2, points1, points2)
+    fun, jac = metric_residuals(intrinsics1, intrinsics2, points1, points2)
     g0 = np.concatenate([np.ravel(rvec0), np.ravel(tvec0)]).astype(float)
     sol = block_levenberg_marquardt(fun, g0, np.asarray(X0, dtype=float).reshape(n, 3), jac,
                                     max_iterations=max_iterations)
@@ -269,7 +302,7 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     sigma2 : float
         :math:`\hat\sigma^2` in pixels^2 (``nan`` when ``N <= 6``).
     """
-    fun, jac = _metric_residuals(intrinsics1, intrinsics2, points1, points2)
+    fun, jac = metric_residuals(intrinsics1, intrinsics2, points1, points2)
     g = np.concatenate([np.ravel(rvec), np.ravel(tvec)]).astype(float)
     p = np.asarray(X, dtype=float)
     r = fun(g, p)
