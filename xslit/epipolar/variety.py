@@ -129,7 +129,7 @@ def _balance(C):
     return C
 
 
-def _levenberg_marquardt(res, C, K, iterations, tol=1e-8):
+def _levenberg_marquardt(res, C, K, iterations, tol=1e-7):
     """Batched Levenberg--Marquardt on ``C`` ``(B, 4, 4)`` minimising the squared distances of
     ``res`` of the tensors ``minors(C) @ K`` (``K`` ``(B, 16, 16)``, frame to normalised
     coordinates). Returns ``C``, the costs ``(B,)`` and the Gauss--Newton matrices."""
@@ -168,10 +168,6 @@ def _levenberg_marquardt(res, C, K, iterations, tol=1e-8):
         cost = np.where(ok, new, cost)
         lam = np.where(ok, lam / 4.0, lam * 8.0)
         active &= ~(conv | stuck)
-        if ok.any():
-            Cb = _balance(C[ok])
-            C[ok] = Cb
-            Jc[ok] = principal_minor_jacobian(Cb)[1]
         if not active.any():
             break
     Jf = Jc @ K
@@ -315,7 +311,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     C, Kf, which = C[keep], Kf[keep], which[keep]
     C, cost, H = _levenberg_marquardt(res, C, Kf, iterations=iterations)
     k = int(np.argmin(cost))
-    C, Kf, which, H = C[k:k + 1], Kf[k:k + 1], which[k], H[k:k + 1]
+    C, Kf, which, H = _balance(C[k:k + 1]), Kf[k:k + 1], which[k], H[k:k + 1]
     for round_ in range(max(rounds, 1)):
         if len(sub) < len(idx):  # finish on all the inliers
             C, _, H = _levenberg_marquardt(_Residuals(normed[:, idx], scales), C, Kf,
