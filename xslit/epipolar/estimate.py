@@ -315,11 +315,12 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
     except ValueError as err:
         return EpipolarEstimate(None, none, False, str(err), iterations, cond,
                                 taubin_ratios=ratios)
-    # When the polished model's inliers differ from the ones Taubin's fit saw (a loop without
-    # local optimisation, or outliers it absorbed), its start was biased by them: fit again
-    # from Taubin's fit of the new inliers and keep the better truncated loss.
+    # When the polished model's inliers differ from the ones Taubin's fit saw by more than 1%
+    # (a loop without local optimisation, or outliers it absorbed), its start was biased by
+    # them: fit again from Taubin's fit of the new inliers and keep the better truncated loss.
     for _ in range(2):
-        if threshold is None or np.array_equal(fit.inliers, inliers) or fit.inliers.sum() < 16:
+        changed = np.count_nonzero(fit.inliers != inliers)
+        if threshold is None or changed <= 0.01 * inliers.sum() or fit.inliers.sum() < 16:
             break
         inliers = fit.inliers
         try:

@@ -324,7 +324,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             break
         inl, idx = new, np.flatnonzero(new)
         res, sub = residuals_of(idx)
-        C, _, H = _levenberg_marquardt(res, C, Kf, iterations=iterations)
+        C, _, H = _levenberg_marquardt(res, C, Kf, iterations=iterations // 2)
     if threshold is not None:
         inl = d < threshold
     f = (principal_minor_tensor(C[0]).reshape(16) @ Kf[0]) @ K_n
