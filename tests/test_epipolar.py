@@ -229,12 +229,12 @@ def test_ml_refinement_starts_from_both_configurations():
     expected = 0.5 * np.sqrt((n - 13) / (4 * n))
     assert abs(pairs.rms - expected) < 0.1 * expected
     # each start on its own (normalised coordinates, as the function does internally)
-    from xslit.epipolar.linear import _normalized
+    from xslit.epipolar.linear import normalize_axes
     from xslit.epipolar.minors import recover_configurations
     from xslit.epipolar.tensor import contract_modes
     from xslit.sfm.two_view import refine_projective_pair
 
-    Ts, (x, y, xp, yp) = _normalized(q1, q2)
+    Ts, (x, y, xp, yp) = normalize_axes(q1, q2)
     n1, n2 = np.stack([x, y], 1), np.stack([xp, yp], 1)
     assert all(np.array_equal(T, T_used) for T, T_used in zip(Ts, pairs.transforms, strict=True))
     _, Cs, _ = recover_configurations(contract_modes(F, *[np.linalg.inv(T) for T in Ts]))
@@ -502,7 +502,7 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
     gives it; the conditioning bound within a factor 4 below ``s_1 / s_15``; inverse iteration
     exact also on singular (noise-free) Gram matrices, and from a distant start."""
     from xslit.epipolar.estimate import EpipolarProblem
-    from xslit.epipolar.linear import _inverse_iteration, _least_eigenvector
+    from xslit.epipolar.linear import inverse_iteration, least_eigenvector
 
     s = random_two_view_scene(4, 300, sigma=0.5)
     problem = EpipolarProblem(s["points1"], s["points2"])
@@ -511,21 +511,21 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
     G = np.swapaxes(D, 1, 2) @ D
     w, V = np.linalg.eigh(G)
     for b in range(2):
-        v, cond = _least_eigenvector(G[b])
+        v, cond = least_eigenvector(G[b])
         assert abs(abs(v @ V[b, :, 0]) - 1) < 1e-12
         true = np.sqrt(w[b, 1] / w[b, 15])
         assert true / 4 <= cond <= true
     F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
     start = F0.reshape(16) @ problem._K_inv
     for x0 in (start / np.linalg.norm(start), np.ones(16) / 4):  # near, and far (no prior)
-        v = _inverse_iteration(G, x0)
+        v = inverse_iteration(G, x0)
         np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", v, V[:, :, 0])), 1.0,
                                    atol=1e-12)
     # noise-free rows: G is singular, the null vector is exact; from the all-ones start too
     clean = random_two_view_scene(5, 300, kind="mixed")
     exact = EpipolarProblem(clean["points1"], clean["points2"])
     Dc = exact._D[rng.permutation(300)[:240].reshape(2, 120)]
-    v = _inverse_iteration(np.swapaxes(Dc, 1, 2) @ Dc, np.ones(16) / 4, steps=6)
+    v = inverse_iteration(np.swapaxes(Dc, 1, 2) @ Dc, np.ones(16) / 4, steps=6)
     residual = np.linalg.norm(Dc @ v[..., None], axis=(1, 2)) / np.linalg.norm(Dc, axis=(1, 2))
     assert np.all(residual < 1e-12)
     # a rank-deficient Gram matrix (two null vectors): no conditioning left
@@ -533,15 +533,15 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
     u -= (u @ v[0]) * v[0]
     u /= np.linalg.norm(u)
     Dd = Dc[0] - np.outer(Dc[0] @ u, u)  # null vectors v[0] and u
-    assert _least_eigenvector(Dd.T @ Dd)[1] < 1e-7
-    assert _least_eigenvector(Dc[0].T @ Dc[0])[1] > 1e-4
+    assert least_eigenvector(Dd.T @ Dd)[1] < 1e-7
+    assert least_eigenvector(Dc[0].T @ Dc[0])[1] > 1e-4
 
 
 def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():
     """Local optimisation's inner fits by inverse iteration from the model whose inliers
     they sample agree with the SVD of their rows, as the Gram-pass fits do."""
     from xslit.epipolar.estimate import EpipolarProblem
-    from xslit.epipolar.linear import _denormalize_kron
+    from xslit.epipolar.linear import denormalize_with
 
     s = random_two_view_scene(6, 300, sigma=0.5, outlier_ratio=0.3)
     problem = EpipolarProblem(s["points1"], s["points2"])
@@ -551,7 +551,7 @@ def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():
     near, _ = problem.fit_samples(picks, near=F0)
     full, _ = problem.fit_samples(picks)  # first Gram pass of eigh, no start
     for a, b, sample in zip(near, full, picks, strict=True):
-        svd = _denormalize_kron(np.linalg.svd(problem._D[sample])[2][-1], problem._K)
+        svd = denormalize_with(np.linalg.svd(problem._D[sample])[2][-1], problem._K)
         assert projective_distance(a, svd) < 1e-9
         assert projective_distance(b, svd) < 1e-9
 

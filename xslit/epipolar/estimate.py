@@ -10,16 +10,16 @@ from .._scratch import Scratch
 from ..robust import RobustOptions, density_order, robust_estimate
 from .linear import (
     MIN_LINEAR_POINTS,
-    _conditioning,
-    _denormalize_kron,
-    _design,
-    _gram_pass,
-    _inverse_iteration,
-    _least_eigenvector,
-    _minimal_null_vectors,
-    _normalized,
-    _null_vector_tall,
-    _refine_pass,
+    conditioning_from_eigenvalues,
+    denormalize_with,
+    design_rows,
+    gram_pass,
+    inverse_iteration,
+    least_eigenvector,
+    minimal_null_vectors,
+    normalize_axes,
+    null_vector_tall,
+    refine_pass,
     taubin_fit,
     taubin_matrices,
 )
@@ -58,13 +58,13 @@ class EpipolarProblem:
     sample_size = MIN_LINEAR_POINTS
 
     def __init__(self, points1: np.ndarray, points2: np.ndarray):
-        Ts, normed = _normalized(points1, points2, robust=True)
+        Ts, normed = normalize_axes(points1, points2, robust=True)
         s = np.array([T[0, 0] for T in Ts])
         centre = np.array([-T[0, 1] / T[0, 0] for T in Ts])
         self.points1 = points1 - centre[:2]
         self.points2 = points2 - centre[2:]
         self.n_points = len(points1)
-        self._D = _design(*normed)
+        self._D = design_rows(*normed)
         scale = [np.diag([sk, 1.0]) for sk in s]  # centred pixels to normalised ones
         shift = [np.array([[1.0, -c], [0.0, 1.0]]) for c in centre]  # pixels to centred ones
         self._to_pixels = kron_modes(*shift)
@@ -91,22 +91,22 @@ class EpipolarProblem:
         return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
 
     def fit_samples(self, samples, near=None):
-        """Minimal samples: null vectors by QR (:func:`~xslit.epipolar.linear._minimal_null_vectors`).
+        """Minimal samples: null vectors by QR (:func:`~xslit.epipolar.linear.minimal_null_vectors`).
         Larger samples (local optimisation's, refitted later): the least eigenvector of each
         Gram matrix, by inverse iteration from ``near`` when given (all of them are fits of
         its inliers; degenerate samples are then not detected, the refits decide).
         """
         D = self._D[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
-            f, ok = _minimal_null_vectors(D, CONDITIONING_TOL)
+            f, ok = minimal_null_vectors(D, CONDITIONING_TOL)
         elif near is not None:
             start = np.asarray(near, dtype=float).reshape(16) @ self._K_inv
-            f = _inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
+            f = inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
             ok = np.ones(len(f), bool)
         else:  # the first pass of the Gram eigendecomposition (refined by the refits)
-            V, w, _ = _gram_pass(D)
-            f, ok = V[..., 0], _conditioning(w) > CONDITIONING_TOL
-        return _denormalize_kron(f[ok], self._K), np.flatnonzero(ok)
+            V, w, _ = gram_pass(D)
+            f, ok = V[..., 0], conditioning_from_eigenvalues(w) > CONDITIONING_TOL
+        return denormalize_with(f[ok], self._K), np.flatnonzero(ok)
 
     def residuals(self, models, subset=None):
         if subset is None:
@@ -156,7 +156,7 @@ class EpipolarProblem:
 
         An intermediate fit (``final`` False: a step of the annealing, whose inliers at a
         larger threshold are fitted again) is the least eigenvector of the weighted Gram
-        matrix alone (:func:`~xslit.epipolar.linear._least_eigenvector`), without the
+        matrix alone (:func:`~xslit.epipolar.linear.least_eigenvector`), without the
         refinement pass and the leverage guard.
         """
         idx = np.flatnonzero(inliers)
@@ -167,12 +167,12 @@ class EpipolarProblem:
         D = np.take(self._D, idx, axis=0, out=self._scratch.get("D", (n, 16)))
         D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
         if not final:
-            f, cond = _least_eigenvector(D.T @ D)
-            return _denormalize_kron(f, self._K) if cond > CONDITIONING_TOL else None
+            f, cond = least_eigenvector(D.T @ D)
+            return denormalize_with(f, self._K) if cond > CONDITIONING_TOL else None
         Y = self._scratch.get("Y", (n, 16))
-        V1, w1, _ = _gram_pass(D, out=Y)
-        V, ev, _ = _refine_pass(V1, Y)
-        F = _denormalize_kron(V[:, 0], self._K)
+        V1, w1, _ = gram_pass(D, out=Y)
+        V, ev, _ = refine_pass(V1, Y)
+        F = denormalize_with(V[:, 0], self._K)
         gap = w1[1:] - w1[0]
         if gap[0] > 0:
             d = self._single(F)[0][idx]
@@ -193,10 +193,10 @@ class EpipolarProblem:
                 pulled[high[d_del > 2.0 * threshold]] = True
             if np.any(pulled) and n - np.count_nonzero(pulled) >= self.sample_size:
                 D[pulled] = 0.0
-                V, _, _ = _gram_pass(D, out=Y)
-                V, ev, _ = _refine_pass(V, Y)
-                F = _denormalize_kron(V[:, 0], self._K)
-        cond = _conditioning(ev)
+                V, _, _ = gram_pass(D, out=Y)
+                V, ev, _ = refine_pass(V, Y)
+                F = denormalize_with(V[:, 0], self._K)
+        cond = conditioning_from_eigenvalues(ev)
         if cond < CONDITIONING_TOL:
             return None
         self.last_refit = (F, cond)
@@ -204,7 +204,7 @@ class EpipolarProblem:
 
     def conditioning(self, inliers) -> float:
         """``s_15 / s_1`` of the normalised design matrix of the correspondences ``inliers``."""
-        return _null_vector_tall(self._D[inliers])[1]
+        return null_vector_tall(self._D[inliers])[1]
 
 
 @dataclass
@@ -293,7 +293,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
     variety (:func:`estimate_epipolar_tensor`'s last steps)."""
     none = np.zeros(len(points1), bool)
     # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
-    Ts, normed = _normalized(points1, points2, robust=True)
+    Ts, normed = normalize_axes(points1, points2, robust=True)
     scales = np.array([T[0, 0] for T in Ts])
     cond = _conditioning_of(points1[inliers], points2[inliers])
     try:
@@ -343,4 +343,4 @@ def _msac(d, threshold) -> float:
 
 def _conditioning_of(points1, points2) -> float:
     """``s_15 / s_1`` of the normalised design matrix of the correspondences."""
-    return _null_vector_tall(_design(*_normalized(points1, points2)[1]))[1]
+    return null_vector_tall(design_rows(*normalize_axes(points1, points2)[1]))[1]

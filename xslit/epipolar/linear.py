@@ -19,7 +19,18 @@ from .tensor import kron_modes
 __all__ = [
     "MIN_LINEAR_POINTS",
     "axis_normalization",
+    "conditioning_from_eigenvalues",
+    "denormalize",
+    "denormalize_with",
+    "design_rows",
+    "eigen_tall",
+    "gram_pass",
+    "inverse_iteration",
+    "least_eigenvector",
+    "minimal_null_vectors",
     "normalize_axes",
+    "null_vector_tall",
+    "refine_pass",
     "robust_axis_normalization",
     "solve_linear",
     "solve_linear_batch",
@@ -96,7 +107,7 @@ def normalize_axes(points1, points2, robust: bool = False):
 _normalized = normalize_axes
 
 
-def _design(x, y, xp, yp) -> np.ndarray:
+def design_rows(x, y, xp, yp) -> np.ndarray:
     """Rows ``kron([x,1], [y,1], [x',1], [y',1])`` of coordinates ``(..., n)``: ``(..., n, 16)``.
 
     One broadcast product of ``kron([x,1], [y,1]) = [xy, x, y, 1]`` and its primed twin, with
@@ -110,20 +121,20 @@ def _design(x, y, xp, yp) -> np.ndarray:
     return np.moveaxis(D, 0, -1).copy()
 
 
-def _denormalize(fn, Ts) -> np.ndarray:
+def denormalize(fn, Ts) -> np.ndarray:
     """Tensors ``(..., 16)`` of normalised pixels back to pixels (``contract_modes``) with unit
     Frobenius norm, as ``(..., 2, 2, 2, 2)``: one product with ``kron(T1, T2, T3, T4)``."""
-    return _denormalize_kron(fn, kron_modes(*Ts))
+    return denormalize_with(fn, kron_modes(*Ts))
 
 
-def _denormalize_kron(fn, K) -> np.ndarray:
-    """:func:`_denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``."""
+def denormalize_with(fn, K) -> np.ndarray:
+    """:func:`denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``."""
     F = (fn[..., None, :] @ K)[..., 0, :]
     F /= np.linalg.norm(F, axis=-1, keepdims=True)
     return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
 
 
-def _eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
+def eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     """Right singular vectors and squared singular values of ``D`` (..., n, 16), ascending,
     without an n x 16 SVD.
 
@@ -131,29 +142,29 @@ def _eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     ``eps * cond(D)^2``; a second pass on ``Y = D V`` (eigenvectors of ``Y^T Y``, which is
     nearly diagonal) brings the error back to the ``eps * cond(D)`` of an SVD, the same
     one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
-    (:func:`_gram_pass` alone is the first pass, for candidates that are refined later.)
+    (:func:`gram_pass` alone is the first pass, for candidates that are refined later.)
     """
-    V, _, Y = _gram_pass(D)
-    V, w, _ = _refine_pass(V, Y)
+    V, _, Y = gram_pass(D)
+    V, w, _ = refine_pass(V, Y)
     return V, w
 
 
-def _gram_pass(D, out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """First pass of :func:`_eigen_tall`: eigenvectors ``V`` and eigenvalues ``w`` (ascending)
+def gram_pass(D, out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First pass of :func:`eigen_tall`: eigenvectors ``V`` and eigenvalues ``w`` (ascending)
     of ``D^T D`` and the projections ``Y = D V`` of the rows (written to ``out`` if given)."""
     w, V = np.linalg.eigh(np.swapaxes(D, -1, -2) @ D)
     return V, np.maximum(w, 0.0), np.matmul(D, V, out=out)
 
 
-def _refine_pass(V, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Second pass of :func:`_eigen_tall` from ``V, Y`` of :func:`_gram_pass`: the refined
+def refine_pass(V, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Second pass of :func:`eigen_tall` from ``V, Y`` of :func:`gram_pass`: the refined
     vectors ``V V2``, their squared singular values and the rotation ``V2`` (the projections on
     the refined vectors are ``Y V2``)."""
     w, V2 = np.linalg.eigh(np.swapaxes(Y, -1, -2) @ Y)  # ascending
     return V @ V2, np.maximum(w, 0.0), V2
 
 
-def _conditioning(w) -> np.ndarray | float:
+def conditioning_from_eigenvalues(w) -> np.ndarray | float:
     """``s_15 / s_1`` (second smallest over largest singular value) from ascending ``s^2``."""
     if np.ndim(w) == 1:  # one fit: plain floats (a few numpy calls on 16 numbers cost more)
         return math.sqrt(w[1] / w[15]) if w[15] > 0 else 0.0
@@ -163,7 +174,7 @@ def _conditioning(w) -> np.ndarray | float:
     return float(cond) if np.ndim(cond) == 0 else cond
 
 
-def _least_eigenvector(G) -> tuple[np.ndarray, float]:
+def least_eigenvector(G) -> tuple[np.ndarray, float]:
     """Least eigenvector of a symmetric positive semi-definite ``G`` (16, 16) and the lower
     bound ``sqrt(w_1 / trace G)`` of ``s_1 / s_15`` (within a factor 4, as
     ``w_15 <= trace G <= 16 w_15``), for fits that are fitted again.
@@ -180,7 +191,7 @@ def _least_eigenvector(G) -> tuple[np.ndarray, float]:
     return z[:, 0], (math.sqrt(max(w[1], 0.0) / tr) if tr > 0 else 0.0)
 
 
-def _inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
+def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     """Least eigenvectors (B, 16) of symmetric positive semi-definite ``G`` (B, 16, 16) by
     inverse iteration from ``start`` (16,), a vector near all of them.
 
@@ -200,14 +211,14 @@ def _inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     return x[:, 0]
 
 
-def _null_vector_tall(D) -> tuple[np.ndarray, float]:
-    """Least right singular vector of ``D`` (..., n, 16) and ``s_15 / s_1`` (:func:`_eigen_tall`).
+def null_vector_tall(D) -> tuple[np.ndarray, float]:
+    """Least right singular vector of ``D`` (..., n, 16) and ``s_15 / s_1`` (:func:`eigen_tall`).
     """
-    V, w = _eigen_tall(D)
-    return V[..., :, 0], _conditioning(w)
+    V, w = eigen_tall(D)
+    return V[..., :, 0], conditioning_from_eigenvalues(w)
 
 
-def _minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
+def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     """Null vectors of a batch of normalised 15 x 16 design matrices and whether
     ``s_15 / s_1 > tol``.
 
@@ -262,11 +273,11 @@ def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
     """
     B, n, _ = points1.shape
     Ts, normed = _normalized(points1, points2)
-    D = _design(*normed)
+    D = design_rows(*normed)
     if n < 16:  # pad to a square system so the SVD returns the null vector
         D = np.concatenate([D, np.zeros((B, 16 - n, 16))], axis=1)
     _, s, Vt = np.linalg.svd(D, full_matrices=False)
-    F = _denormalize(Vt[:, -1, :], Ts)
+    F = denormalize(Vt[:, -1, :], Ts)
     cond = s[:, 14] / s[:, 0]
     return F, cond
 
@@ -287,11 +298,11 @@ def solve_linear(points1, points2, weights=None) -> tuple[np.ndarray, float]:
         ``s_15 / s_1`` of the normalised design matrix.
     """
     Ts, normed = _normalized(points1, points2)
-    D = _design(*normed)
+    D = design_rows(*normed)
     if weights is not None:
         D = D * np.asarray(weights, dtype=float)[:, None]
-    f, cond = _null_vector_tall(D)
-    return _denormalize(f, Ts), cond
+    f, cond = null_vector_tall(D)
+    return denormalize(f, Ts), cond
 
 
 def taubin_matrices(normalized, scales, weights=None) -> tuple[np.ndarray, np.ndarray]:
@@ -365,7 +376,7 @@ def solve_taubin(points1, points2, weights=None) -> tuple[np.ndarray, np.ndarray
     Ts, normed = normalize_axes(points1, points2, robust=True)
     scales = np.array([T[0, 0] for T in Ts])
     f, ratios = taubin_fit(*taubin_matrices(normed, scales, weights))
-    return _denormalize(f, Ts), ratios
+    return denormalize(f, Ts), ratios
 
 
 def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
