@@ -1,4 +1,5 @@
-r"""Levenberg-Marquardt for problems with global parameters and independent point blocks.
+r"""Levenberg-Marquardt: for problems with global parameters and independent point blocks,
+and the step and acceptance kernels of a batch of small independent problems.
 
 The structure of bundle adjustment (Triggs et al., "Bundle adjustment - a modern synthesis",
 2000, section 6): parameters split into ``G`` global ones (cameras) and ``N`` blocks of ``b``
@@ -16,6 +17,8 @@ import numpy as np
 
 __all__ = [
     "BlockLMResult",
+    "batch_accept",
+    "batch_damped_steps",
     "block_levenberg_marquardt",
     "numeric_block_jacobian",
     "reduced_normal_equations",
@@ -193,3 +196,71 @@ def block_levenberg_marquardt(
         if converged:
             break
     return BlockLMResult(g, p, r, cost, it, converged)
+
+
+def batch_damped_steps(J, r, lam):
+    r"""Levenberg--Marquardt steps of a batch of independent small problems.
+
+    .. math:: \delta_k = -(J_k J_k^\top + \lambda_k \operatorname{diag}(J_k J_k^\top))^{-1}
+              J_k r_k
+
+    Parameters
+    ----------
+    J : (K, p, m) ndarray
+        Jacobians, transposed (one row per parameter).
+    r : (K, m) ndarray
+        Residuals.
+    lam : (K,) ndarray
+        Damping of each problem (Marquardt's scaling of the diagonal).
+
+    Returns
+    -------
+    steps : (K, p) ndarray
+
+    Examples
+    --------
+    >>> J = np.array([[[1.0, 0.0], [0.0, 2.0]]])
+    >>> batch_damped_steps(J, np.array([[1.0, 1.0]]), np.array([0.0]))
+    array([[-1. , -0.5]])
+    """
+    JTJ = J @ np.swapaxes(J, 1, 2)
+    g = (J @ r[..., None])[..., 0]
+    A = JTJ + lam[:, None, None] * (np.einsum("kaa->ka", JTJ)[:, :, None] + 1e-12) * np.eye(
+        J.shape[1])
+    return -np.linalg.solve(A, g[..., None])[..., 0]
+
+
+def batch_accept(cost, new_cost, lam, rel_tol, old, new):
+    """Keep the steps that lowered the cost, adapt the damping, tell which problems are done.
+
+    The damping falls by 3 after a successful step and grows by 10 after a failed one (as in
+    :func:`block_levenberg_marquardt`); a problem is done when its relative decrease is below
+    ``rel_tol`` or its damping has grown past any useful step.
+
+    Parameters
+    ----------
+    cost, new_cost, lam : (K,) ndarray
+    rel_tol : float
+    old, new : tuple of ndarray
+        States before and after the step, each with the batch as first axis.
+
+    Returns
+    -------
+    state : tuple of ndarray
+        ``new`` where the cost decreased, ``old`` elsewhere.
+    cost, lam : (K,) ndarray
+    done : (K,) bool ndarray
+
+    Examples
+    --------
+    >>> state, cost, lam, done = batch_accept(np.array([2.0, 2.0]), np.array([1.0, 3.0]),
+    ...                                       np.array([1.0, 1.0]), 1e-9, (np.zeros(2),),
+    ...                                       (np.ones(2),))
+    >>> state[0], cost, lam
+    (array([1., 0.]), array([1., 2.]), array([ 0.33333333, 10.        ]))
+    """
+    ok = new_cost < cost
+    done = ~ok & (lam > 1e6) | ok & (cost - new_cost <= rel_tol * cost)
+    state = tuple(np.where(ok.reshape(-1, *[1] * (o.ndim - 1)), n, o)
+                  for o, n in zip(old, new, strict=True))
+    return state, np.where(ok, new_cost, cost), np.where(ok, lam / 3, lam * 10), done
