@@ -114,8 +114,6 @@ _OFF_R = np.array([r for r, _ in _OFF])
 _OFF_C = np.array([c for _, c in _OFF])
 #: Entries that depend on the chart coordinates (a, b): the diagonal and the first column.
 _DEP = ((0, 0), (1, 1), (2, 2), (3, 3), (1, 0), (2, 0), (3, 0))
-_DEP_R = np.array([r for r, _ in _DEP])
-_DEP_C = np.array([c for _, c in _DEP])
 
 
 def _det3(row, k, minors, cols):
@@ -494,9 +492,15 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None):
     ok = ok.reshape(m, half)
     with np.errstate(all="ignore"):
         Cp = gauge_transpose(matrix_from_unknowns(ue, pt[..., None]))
-    up = _unknowns_from_matrix(Cp, ue[:2])
+        up = _unknowns_from_matrix(Cp, ue[:2]).reshape(8, -1)
+        for _ in range(2):  # the partners are checked like the end points of the paths
+            H, J, _ = _minors(up, np.repeat(pt, half, axis=-1), None)
+            d = _solve(J, H)
+            up = up - d
+        conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
+    up = up.reshape(8, m, half)
     u = np.moveaxis(np.concatenate([ue, up], axis=2), 1, 0)  # (B, 8, 56)
-    found = np.concatenate([ok, ok & np.all(np.isfinite(up), axis=0)], axis=1)
+    found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
     found &= _first_occurrence(u, found)
     u[~found[:, None, :].repeat(8, axis=1)] = np.nan
     return u, found
