@@ -612,12 +612,12 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
 
     Parameters
     ----------
-    points1, points2 : (N, 2) ndarray
+    points1, points2 : (N, 2) array_like
         Pixels.
     intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
-    inliers : (N,) bool ndarray, optional
-        Correspondences to start from (e.g. the mask of ``findEpipolarTensor``); all when
-        omitted. The returned inliers are re-selected on the exact model from all N.
+    inliers : (N,) or (N, 1) array_like, optional
+        Correspondences to start from (non-zero; e.g. the mask of ``findEpipolarTensor``); all
+        when omitted. The returned inliers are re-selected on the exact model from all N.
     threshold : float
         Sampson distance :math:`\tau` (pixels) below which a correspondence is an inlier.
     rng : None, int or numpy.random.Generator
@@ -652,10 +652,17 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
     Raises
     ------
     ValueError
-        When fewer than 12 correspondences remain, or no pose explains them.
+        On malformed input (naming the argument), when fewer than 12 correspondences remain,
+        or when no pose explains them.
     """
+    points1 = check_image_points("points1", points1)
+    points2 = check_image_points("points2", points2)
+    if len(points1) != len(points2):
+        raise ValueError(f"points1 and points2 must have the same number of points, got "
+                         f"{len(points1)} and {len(points2)}")
+    threshold = check_threshold("threshold", threshold)
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
-    start = np.ones(len(points1), bool) if inliers is None else np.asarray(inliers, bool)
+    start = check_mask("inliers", inliers, len(points1))
     if start.sum() < 12:
         raise ValueError(f"inliers: a calibrated pose needs at least 12 correspondences, got "
                          f"{int(start.sum())}")
@@ -852,7 +859,31 @@ class CalibratedTwoView:
 
 
 def check_mask(name, value, n):
-    """Boolean ``(N,)`` from an ``(N,)`` or ``(N, 1)`` array of finite numbers or booleans."""
+    """Validate an inlier mask: ``(N,)`` or ``(N, 1)`` finite numbers or booleans, non-zero for
+    inliers; all True when ``value`` is None.
+
+    Parameters
+    ----------
+    name : str
+        Argument name for the error message.
+    value : (N,) or (N, 1) array_like or None
+    n : int
+        Expected N.
+
+    Returns
+    -------
+    mask : (N,) bool ndarray
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, what was expected and what came.
+
+    Examples
+    --------
+    >>> check_mask("mask", [[1], [0], [1]], 3)
+    array([ True, False,  True])
+    """
     if value is None:
         return np.ones(n, bool)
     m = np.asarray(value)
@@ -868,7 +899,13 @@ def check_mask(name, value, n):
 
 
 def check_threshold(name: str, value) -> float:
-    """A finite positive threshold in pixels, as a float; ValueError naming ``name``."""
+    """Validate a threshold in pixels: a finite positive real number (not a bool).
+
+    Examples
+    --------
+    >>> check_threshold("reprojThreshold", 2)
+    2.0
+    """
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating,
                                                            np.integer)):
         raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
