@@ -35,6 +35,7 @@ __all__ = [
     "sampson_distance",
     "sampson_distance_op",
     "sampson_distance_pairs",
+    "sampson_jacobian_op",
     "sampson_operator",
     "tensor_gradient",
 ]
@@ -337,3 +338,31 @@ def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:
         dist = (R[0] if signed else np.abs(R[0])) / np.sqrt(gn2)
     dist[np.isnan(dist)] = 0.0
     return dist
+
+
+def sampson_jacobian_op(G, f):
+    r"""Signed Sampson distances and their derivatives with respect to the tensor entries,
+    from a :func:`sampson_operator` ``G`` (whose gradient rows may be scaled per axis).
+
+    .. math:: \frac{\partial}{\partial f}\,\frac{e}{g}
+              = \frac{G_0}{g} - \frac{e}{g^3} \sum_{k=1}^{4} (G_k f)\, G_k,
+              \qquad e = G_0 f, \quad g^2 = \sum_{k=1}^{4} (G_k f)^2
+
+    Parameters
+    ----------
+    G : (5, N, 16) ndarray
+    f : (M, 16) ndarray
+
+    Returns
+    -------
+    d : (M, N) ndarray
+    J : (M, N, 16) ndarray
+    """
+    n = G.shape[1]
+    R = np.swapaxes((G.reshape(-1, 16) @ f.T).reshape(5, n, -1), 1, 2)  # (5, M, N)
+    g2 = np.maximum(np.einsum("kmn,kmn->mn", R[1:], R[1:]), 1e-300)
+    g = np.sqrt(g2)
+    d = R[0] / g
+    coef = -(R[0] / (g2 * g))[:, None, :] * np.swapaxes(R[1:], 0, 1)  # (M, 4, N)
+    J = G[0][None] / g[..., None] + np.einsum("mkn,knj->mnj", coef, G[1:])
+    return d, J

@@ -34,7 +34,13 @@ import numpy as np
 
 from .linear import normalize_axes
 from .minors import candidate_matrices, principal_minor_jacobian, principal_minor_tensor
-from .tensor import SampsonRows, kron_modes, sampson_operator
+from .tensor import (
+    SampsonRows,
+    kron_modes,
+    sampson_distance_op,
+    sampson_jacobian_op,
+    sampson_operator,
+)
 
 __all__ = ["VarietyFit", "prediction_spread", "refine_on_variety"]
 
@@ -68,17 +74,13 @@ class VarietyFit:
 
 
 class _Residuals:
-    """Sampson distances in pixels of tensors given in normalised coordinates, with their
-    derivatives with respect to the tensor entries.
-
-    With ``G = sampson_operator`` of the normalised points, the residual is ``e = G[0] f`` and
-    its gradient in pixels ``s_k G[k] f`` (``x_n = s (x - m)`` gives ``de/dx = s de/dx_n``).
-    """
+    """Sampson distances in pixels of tensors given in normalised coordinates, and their
+    derivatives: :func:`~xslit.epipolar.tensor.sampson_distance_op` and
+    :func:`~xslit.epipolar.tensor.sampson_jacobian_op` with the gradient rows of the
+    operator scaled to pixels (``x_n = s (x - m)`` gives ``de/dx = s de/dx_n``)."""
 
     def __init__(self, normalized, scales):
-        p1 = np.stack(normalized[:2], axis=1)
-        p2 = np.stack(normalized[2:], axis=1)
-        G = sampson_operator(p1, p2)
+        G = sampson_operator(np.stack(normalized[:2], axis=1), np.stack(normalized[2:], axis=1))
         G[1:] *= np.asarray(scales, dtype=float)[:, None, None]
         self.G = G
 
@@ -87,31 +89,13 @@ class _Residuals:
         sub.G = np.ascontiguousarray(self.G[:, rows])
         return sub
 
-    def _products(self, f):
-        """``G_k f`` for the five operators, ``(5, B, N)`` (one BLAS product)."""
-        n = self.G.shape[1]
-        return np.swapaxes((self.G.reshape(-1, 16) @ f.T).reshape(5, n, -1), 1, 2)
-
     def distances(self, f):
         """Signed distances ``(B, N)`` of tensors ``f`` ``(B, 16)``."""
-        R = self._products(f)
-        g = np.sqrt(np.einsum("kbn,kbn->bn", R[1:], R[1:]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d = R[0] / g
-        return np.where(np.isfinite(d), d, np.where(R[0] == 0, 0.0, 1e12))
+        return sampson_distance_op(self.G, f, signed=True)
 
     def jacobian(self, f):
         """Distances ``(B, N)`` and their derivatives ``(B, N, 16)`` with respect to ``f``."""
-        R = self._products(f)
-        g2 = np.einsum("kbn,kbn->bn", R[1:], R[1:])
-        g2 = np.maximum(g2, 1e-300)
-        g = np.sqrt(g2)
-        d = R[0] / g
-        # d(e/g)/df = G0/g - e/g^3 sum_k (G_k f) G_k
-        coef = -(R[0] / (g2 * g))[:, None, :] * R[1:].transpose(1, 0, 2)  # (B, 4, N)
-        J = self.G[0][None] / g[..., None]
-        J = J + np.einsum("bkn,knj->bnj", coef, self.G[1:])
-        return d, J
+        return sampson_jacobian_op(self.G, f)
 
 
 def _balance(C):
