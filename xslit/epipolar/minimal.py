@@ -313,7 +313,7 @@ def _unknowns_from_matrix(C, ab):
 
 def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
                 min_step: float = 1e-7, first_tol: float = 3e-2, final_newton: int = 3,
-                max_norm: float = 1e8):
+                slow_newton: int = 40, max_norm: float = 1e8, end_zone: float = 1e-4):
     r"""Track solutions of the eight equations from parameters ``start`` to ``target``.
 
     The parameters move on the segment :math:`p(t) = (1 - t) p_0 + t p_1`; each path solves
@@ -331,6 +331,13 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
     with its own :math:`t` and :math:`h`; a path fails when its step falls below ``min_step``,
     it diverges, or it has not arrived after ``max_steps`` iterations.
 
+    Near a cluster of close solutions (a nearly double root, which noise-free data sometimes
+    gives at the true tensor) the corrections contract only linearly and the step collapses.
+    A path whose step collapses within ``end_zone`` of :math:`t = 1` is therefore handed to the
+    Newton steps on the target system: ``final_newton`` for all paths, then up to
+    ``slow_newton`` more for those not yet converged. A path succeeds when its last correction
+    is below :math:`10^{-8} (1 + |u|)`.
+
     Parameters
     ----------
     u0 : (8, P) complex array_like
@@ -340,8 +347,8 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
     max_steps : int
     h0 : float
         First step in :math:`t`.
-    min_step, first_tol, max_norm : float
-    final_newton : int
+    min_step, first_tol, max_norm, end_zone : float
+    final_newton, slow_newton : int
         Newton steps on the target system after reaching :math:`t = 1`.
 
     Returns
@@ -405,7 +412,13 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
             h[acc] = ha[good] * np.clip(factor[good], 0.5, 2.5)
             h[rej] = ha[~good] * np.clip(factor[~good], 0.1, 0.5)
             state[acc[t[acc] >= 1.0]] = 1
-            state[rej[(h[rej] < min_step) | ~(scale[~good] < max_norm)]] = 2
+            small = h[rej] < min_step
+            bounded = scale[~good] < max_norm
+            stuck = rej[small | ~bounded]
+            # Next to a cluster of close solutions the corrections contract only linearly and
+            # the step collapses; a path that got there is finished by the Newton steps at t = 1.
+            near_end = (t[stuck] > 1.0 - end_zone) & bounded[small | ~bounded]
+            state[stuck] = np.where(near_end, 1, 2)
         state[state == 0] = 2
         for _ in range(final_newton):
             H, J, _ = _minors(u, p1, None)
@@ -413,6 +426,17 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
             u = u - d
         scale = 1.0 + np.linalg.norm(u, axis=0)
         ok = (state == 1) & (np.linalg.norm(d, axis=0) / scale < 1e-8)
+        # Paths that end at a close pair of solutions converge only linearly: more steps.
+        slow = np.flatnonzero((state == 1) & ~ok)
+        for _ in range(slow_newton):
+            if slow.size == 0:
+                break
+            H, J, _ = _minors(u[:, slow], p1[..., slow], None)
+            d = _solve(J, H)
+            u[:, slow] -= d
+            done = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(u[:, slow], axis=0))
+            ok[slow[done]] = True
+            slow = slow[~done]
     u[:, ~ok] = np.nan
     return u, ok
 
