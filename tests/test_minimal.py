@@ -1,6 +1,10 @@
 """The 13-point minimal solver: stored start system, every complex solution, the true
 configuration among the real ones, degenerate and malformed samples."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tolerances as tol
@@ -103,6 +107,21 @@ def test_start_system_is_complete():
     half = N_SOLUTIONS // 2
     C = matrix_from_unknowns(u, params[..., None])
     np.testing.assert_allclose(gauge_transpose(C[:half]), C[half:], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.slow
+def test_start_system_is_reproducible(tmp_path):
+    # tools/make_start_system.py with its default seed rebuilds the stored file by monodromy.
+    tool = Path(__file__).resolve().parents[1] / "tools" / "make_start_system.py"
+    out = tmp_path / "start.npz"
+    subprocess.run([sys.executable, str(tool), "--output", str(out)], check=True,
+                   capture_output=True)
+    stored = load_start_system()
+    with np.load(out) as data:
+        np.testing.assert_array_equal(data["params"], stored.params)
+        made = data["solutions"]
+    d = np.linalg.norm(stored.solutions[:, :, None] - made[:, None, :], axis=0)
+    assert np.all(d.min(axis=1) < tol.MINIMAL_DISTINCT_RTOL * (1 + np.abs(made).max()))
 
 
 def test_residuals_match_principal_minors(rng):
