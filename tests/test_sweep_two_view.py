@@ -1,0 +1,36 @@
+"""The two-view pipeline (findEpipolarTensor, then calibrated recoverTwoSlitPose) over 200
+seeded scenes of the wide sweep space (xslit.synthetic.random_sweep_scene): two-slit, mixed and
+pushbroom pairs, slits from nearly central to far apart, 0-70% outliers, 0.1-2 px of noise,
+30-500 correspondences. Scored against the noise ceiling and the maximum-likelihood-from-truth
+yardstick; ``python tools/sweep_two_view.py`` prints the same figures by region."""
+
+import pytest
+from tolerances import (
+    SWEEP_MEDIAN_RATIO_FLOOR,
+    SWEEP_POSE_WITHIN_FLOOR,
+    SWEEP_PR95_FLOOR,
+    SWEEP_PR99_FLOOR,
+)
+
+import xslit
+from xslit.synthetic import summarize_sweep, sweep_two_view
+
+
+def pipeline(p1, p2, intr1, intr2, threshold):
+    F, mask = xslit.findEpipolarTensor(p1, p2, xslit.USAC_DEFAULT, threshold)
+    if F is None:
+        return {"mask": mask, "failure": "tensor"}
+    _, R, t, _, _ = xslit.recoverTwoSlitPose(F, p1, p2, intr1, intr2, mask=mask,
+                                             reprojThreshold=threshold)
+    return {"mask": mask, "R": R, "t": t}
+
+
+@pytest.mark.slow
+def test_sweep_200_scenes():
+    records = sweep_two_view(pipeline, range(200), max_n=500, threshold_sigmas=3.0)
+    overall = summarize_sweep(records)["overall"]
+    assert overall["scenes"] == 200
+    assert overall["pr_median"] >= SWEEP_MEDIAN_RATIO_FLOOR, overall
+    assert overall["pr_0.95"] >= SWEEP_PR95_FLOOR, overall
+    assert overall["pr_0.99"] >= SWEEP_PR99_FLOOR, overall
+    assert overall["pose_within"] >= SWEEP_POSE_WITHIN_FLOOR, overall
