@@ -69,13 +69,20 @@ from ..epipolar.linear import axis_normalization
 from ..epipolar.tensor import (
     INDEX,
     design_matrix,
+    epipolar_tensor,
     kron_modes,
+    sampson_distance,
     sampson_operator,
 )
 from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from .lm import batch_accept, batch_damped_steps
-from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
-from .two_view import metric_pose_information, metric_residuals, refine_metric_pose
+from .triangulate import triangulate_linear
+from .two_view import (
+    fit_metric_pose,
+    metric_pose_information,
+    metric_residuals,
+    refine_metric_pose,
+)
 
 __all__ = [
     "AMBIGUITY_LEVEL",
@@ -571,28 +578,29 @@ def _distinct_poses(R, t, order, max_count, separation_deg, translation_tol):
     from every kept one by more than ``separation_deg`` or whose translation differs by more
     than ``translation_tol`` times the longer one."""
     cos_sep = np.cos(np.radians(separation_deg))
+    Rv = np.asarray(R).reshape(-1, 9)
+    norms = np.linalg.norm(t, axis=1)
+    finite = np.isfinite(t).all(axis=1)
     keep = []
     for k in order:
-        if not np.isfinite(t[k]).all():
+        if not finite[k]:
             continue
-        same = False
-        for j in keep:
-            close_t = np.linalg.norm(t[k] - t[j]) <= translation_tol * max(
-                np.linalg.norm(t[k]), np.linalg.norm(t[j]))
-            if close_t and (np.trace(R[k] @ R[j].T) - 1) / 2 >= cos_sep:
-                same = True
-                break
-        if not same:
-            keep.append(int(k))
-            if len(keep) == max_count:
-                break
+        if keep:
+            cos = (Rv[keep] @ Rv[k] - 1) / 2
+            close = np.linalg.norm(t[keep] - t[k], axis=1) <= translation_tol * np.maximum(
+                norms[keep], norms[k])
+            if np.any(close & (cos >= cos_sep)):
+                continue
+        keep.append(int(k))
+        if len(keep) == max_count:
+            break
     return keep
 
 
 def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
                   threshold: float = 1.5, rng=None, n_rotations: int = 0,
                   n_directions: int = 96, n_subsets: int = 4, n_starts: int = 48,
-                  n_candidates: int = 4, lo_iterations: int = 12,
+                  n_candidates: int = 4, lo_iterations: int = 8,
                   retry: bool = True) -> CalibratedPose:
     r"""Metric relative pose of two calibrated cameras from correspondences (module text).
 
@@ -849,7 +857,7 @@ class CalibratedTwoView:
     rms: float  # reprojection RMS per coordinate over the inliers, pixels
     covariance: np.ndarray | None  # (6, 6) of [rvec, t]
     sigma2: float  # residual variance per coordinate, pixels^2
-    cost: float  # truncated reprojection cost, pixels^2
+    cost: float  # truncated squared Sampson distances over all N of the first ML fit, px^2
     alternatives: list = field(default_factory=list)
 
     @property
@@ -914,22 +922,27 @@ def check_threshold(name: str, value) -> float:
     return float(value)
 
 
-def _pose_difference(R, t, R0, t0):
-    """``[rvec(R) - rvec(R0), t - t0]`` ``(6,)``, in the parameters of the covariance."""
-    return np.concatenate([rvec_from_matrix(R) - rvec_from_matrix(R0), t - t0])
+def _pose_distances(intrinsics1, intrinsics2, rvec, t, points1, points2, threshold):
+    """Squared Sampson distances ``(n,)`` to the pose's tensor (the first-order distance of
+    each correspondence to its reprojection in the joint image; infinite when the linearly
+    triangulated point is behind a camera), their truncated sum, and those points
+    ``(n, 4)``."""
+    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(intrinsics2, rvec, t)
+    F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    e = sampson_distance(F, points1, points2) ** 2
+    X = triangulate_linear([cam1, cam2], [points1, points2])
+    e[~(cam1.in_front(X) & cam2.in_front(X))] = np.inf
+    return float(np.minimum(e, threshold**2).sum()), e, X
 
 
-def _robust_reprojection(intrinsics1, intrinsics2, rvec, t, points1, points2, threshold):
-    """Truncated reprojection cost over the correspondences, the per-point squared errors
-    (both images, after triangulation with the pose) and the points ``(n, 4)``."""
+def _linear_points(intrinsics1, intrinsics2, rvec, t, points1, points2):
+    """Linearly triangulated Euclidean points ``(n, 3)`` of a pose (the maximum-likelihood
+    fits refine them)."""
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     cam2 = compose_camera(intrinsics2, rvec, t)
     X = triangulate_linear([cam1, cam2], [points1, points2])
-    X = triangulate_nonlinear([cam1, cam2], [points1, points2], X, iterations=3)
-    r = reprojection_residuals([cam1, cam2], [points1, points2], X)
-    e = np.nan_to_num(np.einsum("ij,ij->i", r, r), nan=np.inf)
-    e[~(cam1.in_front(X) & cam2.in_front(X))] = np.inf
-    return float(np.minimum(e, threshold**2).sum()), e, X
+    return X[:, :3] / X[:, 3:]
 
 
 def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
@@ -937,18 +950,22 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
     r"""Metric relative pose of two calibrated cameras, refined and qualified.
 
     :func:`relative_pose` gives the best basin of the Sampson (MSAC) cost and the other
-    distinct basins it refined; those whose Sampson cost is within reach are refined by
-    maximum likelihood (:func:`~xslit.sfm.refine_metric_pose`) and compared on the truncated
-    reprojection cost over the union of their inliers,
+    distinct basins it refined. The best is refined by maximum likelihood
+    (:func:`~xslit.sfm.refine_metric_pose`); its inliers are the correspondences whose
+    Sampson distance to the pose's tensor (the first-order approximation of the distance to
+    their reprojections in the joint image) is within the threshold,
 
-    .. math:: C = \sum_i \min(e_i, \tau^2), \qquad e_i = \|x_i - \pi_1(X_i)\|^2
-              + \|x'_i - \pi_2(X_i)\|^2 .
+    .. math:: e_i = \|x_i - \pi_1(X_i)\|^2 + \|x'_i - \pi_2(X_i)\|^2
+              \approx d_{\mathrm{Sampson}, i}^2 \le \tau^2 ,
 
-    The noise is :math:`\hat\sigma^2 = \sum_{\text{inliers}} e_i / (N_{in} - 6)`; two basins
-    are told apart when their costs differ by more than the :data:`AMBIGUITY_LEVEL` quantile
-    of :math:`\hat\sigma^2 \chi^2_6`. The covariance of ``[rvec, t]`` is
-    :math:`\hat\sigma^2 S^{-1}` with :math:`S` the pose information with the points
-    eliminated (:func:`~xslit.sfm.two_view.metric_pose_information`).
+    and it is refined again on them. The other basins whose Sampson cost is within reach are
+    refined on the same inliers (those whose descent converges are minima) and the lowest
+    reprojection cost is chosen. The noise is
+    :math:`\hat\sigma^2 = \sum_{\text{inliers}} e_i / (N_{in} - 6)`; another minimum whose
+    cost is within the :data:`AMBIGUITY_LEVEL` quantile of :math:`\hat\sigma^2 \chi^2_6` of
+    the best makes the result ``"ambiguous"``. The covariance of ``[rvec, t]`` is :math:`\hat\sigma^2 S^{-1}`
+    with :math:`S` the pose information with the points eliminated
+    (:func:`~xslit.sfm.two_view.metric_pose_information`).
 
     Parameters
     ----------
@@ -999,65 +1016,74 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
     n = len(p1)
     start = check_mask("inliers", inliers, n)
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
-    rows = np.arange(n)  # every correspondence is checked against the exact model
     empty = np.zeros(n, bool)
     try:
-        pose = relative_pose(p1[rows], p2[rows], intrinsics1, intrinsics2, start[rows],
-                             threshold=threshold, rng=rng)
+        pose = relative_pose(p1, p2, intrinsics1, intrinsics2, start, threshold=threshold,
+                             rng=rng)
     except ValueError as err:
         return CalibratedTwoView("failed", str(err), None, None, empty, None, np.nan, None,
                                  np.nan, np.inf)
-    sigma2_s = max(pose.rms**2, 1e-12)
-    reach = 4.0 * chi2.ppf(AMBIGUITY_LEVEL, 6) * sigma2_s
-    cands = [(pose.R, pose.t, pose.inliers)] + [
-        (R, t, inl) for R, t, inl, score in pose.alternatives[:1]
-        if score - pose.score <= reach and inl.sum() >= 8]
-    union = np.zeros(len(rows), bool)
-    refined = []
-    for R, t, inl in cands:
-        try:
-            rv, tv, Xi, _ = refine_metric_pose(intrinsics1, intrinsics2, rvec_from_matrix(R),
-                                               t, p1[rows[inl]], p2[rows[inl]])
-            compose_camera(intrinsics2, rv, tv)
-        except ValueError:
-            continue
-        refined.append((rv, tv, inl, Xi))
-        union |= inl
-    if not refined:
-        return CalibratedTwoView("failed", "no maximum-likelihood pose makes a camera of "
+    # Maximum likelihood from the best basin of the search; the other basins whose Sampson
+    # cost is within reach are refined below, on the same correspondences, to compare.
+    reach = chi2.ppf(AMBIGUITY_LEVEL, 6) * max(pose.rms**2, 1e-12)
+    others = [(R, t) for R, t, inl, score in pose.alternatives[:2]
+              if score - pose.score <= reach and inl.sum() >= 8]
+    try:
+        r0 = rvec_from_matrix(pose.R)
+        q1, q2 = p1[pose.inliers], p2[pose.inliers]
+        rv, tv, Xi, _ = refine_metric_pose(intrinsics1, intrinsics2, r0, pose.t, q1, q2,
+                                           _linear_points(intrinsics1, intrinsics2, r0,
+                                                          pose.t, q1, q2))
+        compose_camera(intrinsics2, rv, tv)
+    except ValueError:
+        return CalibratedTwoView("failed", "the maximum-likelihood pose makes no camera of "
                                  "intrinsics2 (its slits meet)", None, None, empty, None,
                                  np.nan, None, np.nan, np.inf)
-    q1, q2 = p1[rows[union]], p2[rows[union]]
-    scored = []
-    for rv, tv, inl, Xi in refined:
-        cost, _, _ = _robust_reprojection(intrinsics1, intrinsics2, rv, tv, q1, q2, threshold)
-        scored.append((cost, rv, tv, inl, Xi))
-    order = np.argsort([c[0] for c in scored], kind="stable")
-    cost, rv, tv, used, Xi = scored[order[0]]
-    # The chosen pose's inliers among all checked correspondences; refined again on them
-    # when they changed.
-    _, e, X = _robust_reprojection(intrinsics1, intrinsics2, rv, tv, p1[rows], p2[rows],
-                                   threshold)
+    # The pose's inliers among all correspondences; refined again on them when they changed.
+    cost, e, X = _pose_distances(intrinsics1, intrinsics2, rv, tv, p1, p2, threshold)
     inl = e <= threshold**2
     if inl.sum() < 8:
         return CalibratedTwoView("failed", f"the maximum-likelihood pose explains only "
                                  f"{int(inl.sum())} correspondences within threshold = "
                                  f"{threshold}", None, None, empty, None, np.nan, None,
                                  np.nan, np.inf)
-    if not np.array_equal(inl, used):
-        rv, tv, Xi, _ = refine_metric_pose(intrinsics1, intrinsics2, rv, tv, p1[rows[inl]],
-                                           p2[rows[inl]], X[inl, :3] / X[inl, 3:])
+    if not np.array_equal(inl, pose.inliers):
+        rv, tv, Xi, _ = refine_metric_pose(intrinsics1, intrinsics2, rv, tv, p1[inl], p2[inl],
+                                           X[inl, :3] / X[inl, 3:])
+    # The other basins within reach, refined by maximum likelihood on the same
+    # correspondences: the lowest cost is chosen.
+    q1, q2 = p1[inl], p2[inl]
+    fun = metric_residuals(intrinsics1, intrinsics2, q1, q2)[0]
+    basins = [(float(np.sum(fun(np.concatenate([rv, tv]), Xi) ** 2)), rv, tv, Xi)]
+    # A start that is still descending when the iterations run out slides along a weakly
+    # observed direction of one basin (which the covariance shows), it is not another basin.
+    for Ro, to in others:
+        try:
+            ro = rvec_from_matrix(Ro)
+            fit = fit_metric_pose(intrinsics1, intrinsics2, ro, to, q1, q2,
+                                  _linear_points(intrinsics1, intrinsics2, ro, to, q1, q2),
+                                  max_iterations=20)
+        except ValueError:
+            continue
+        if fit.converged:
+            basins.append((fit.cost, fit.rvec, fit.tvec, fit.points))
+    basins.sort(key=lambda b: b[0])
+    base, rv, tv, Xi = basins[0]
     R, t = matrix_from_rvec(rv), tv
-    S, sigma2 = metric_pose_information(intrinsics1, intrinsics2, rv, tv, p1[rows[inl]],
-                                        p2[rows[inl]], Xi)
+    S, sigma2 = metric_pose_information(intrinsics1, intrinsics2, rv, tv, q1, q2, Xi)
     rms = float(np.sqrt(sigma2 * (inl.sum() - 6) / (4 * inl.sum())))
-    others = [(matrix_from_rvec(scored[k][1]), scored[k][2], scored[k][0]) for k in order[1:]]
     status, reason = "ok", "one maximum-likelihood basin, determined"
     sv = np.linalg.svd(Xi - Xi.mean(axis=0), compute_uv=False)
     shape = ("; the inlier points are nearly collinear" if sv[1] < 0.01 * sv[0] else
              "; the inlier points are nearly coplanar" if sv[2] < 0.01 * sv[0] else "")
     diag = np.sqrt(np.maximum(np.diag(S), 1e-300))
     ev = np.linalg.eigvalsh(S / diag[:, None] / diag[None])
+    level = chi2.ppf(AMBIGUITY_LEVEL, 6)
+    # Minima closer than noise in the pose explains (Mahalanobis distance) are one minimum.
+    diffs = [np.concatenate([b[1] - rv, b[2] - tv]) for b in basins[1:]]
+    others = [(matrix_from_rvec(b[1]), b[2], b[0]) for b, d in zip(basins[1:], diffs,
+                                                                    strict=True)
+              if d @ S @ d > level * sigma2]
     if ev[0] <= RANK_TOLERANCE * ev[-1]:
         rank = int(np.sum(ev > RANK_TOLERANCE * ev[-1]))
         cov = np.full((6, 6), np.inf)
@@ -1073,40 +1099,15 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
             reason = (f"the translation length {np.linalg.norm(t):.4g} has standard deviation "
                       f"{sd:.4g}: the correspondences do not determine the pose's scale"
                       f"{shape or ' (slits too close together for the scene depth)'}")
-        else:
-            # Another basin counts when, refined on the same correspondences, it stays away
-            # from this one by more than noise in the pose explains (Mahalanobis distance)
-            # with a cost within what noise explains: the data then cannot decide.
-            level = chi2.ppf(AMBIGUITY_LEVEL, 6)
-            q1, q2 = p1[inl], p2[inl]
-            base = float(np.sum(metric_residuals(intrinsics1, intrinsics2, q1, q2)[0](
-                np.concatenate([rv, tv]), Xi) ** 2))
-            kept = []
-            for Ro, to, _ in others:
-                try:
-                    ro, to, Xo, _ = refine_metric_pose(intrinsics1, intrinsics2,
-                                                       rvec_from_matrix(Ro), to, q1, q2,
-                                                       max_iterations=100)
-                except ValueError:
-                    continue
-                diff = _pose_difference(matrix_from_rvec(ro), to, R, t)
-                co = float(np.sum(metric_residuals(intrinsics1, intrinsics2, q1, q2)[0](
-                    np.concatenate([ro, to]), Xo) ** 2))
-                kept.append((matrix_from_rvec(ro), to, co))
-                if diff @ S @ diff / sigma2 > level and co - base <= level * sigma2:
-                    d_rot = np.degrees(np.linalg.norm(rvec_from_matrix(kept[-1][0] @ R.T)))
-                    status = "ambiguous"
-                    reason = (f"another basin ({d_rot:.3g} degrees away) has a reprojection "
-                              f"cost only {co - base:.4g} px^2 higher on the same "
-                              f"correspondences, within what noise explains "
-                              f"({level * sigma2:.4g} px^2)")
-                    break
-            others = kept
-    full = np.zeros(n, bool)
-    full[rows[inl]] = True
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
-    cam2 = compose_camera(intrinsics2, rv, tv)
-    points = triangulate_linear([cam1, cam2], [p1, p2])
-    points[rows[inl]] = np.concatenate([Xi, np.ones((len(Xi), 1))], axis=1)
+        elif others and others[0][2] - base <= level * sigma2:
+            # A distinct basin with a cost within what noise explains: the data cannot decide.
+            d_rot = np.degrees(np.linalg.norm(rvec_from_matrix(others[0][0] @ R.T)))
+            status = "ambiguous"
+            reason = (f"another basin ({d_rot:.3g} degrees away) has a reprojection cost only "
+                      f"{others[0][2] - base:.4g} px^2 higher on the same correspondences, "
+                      f"within what noise explains ({level * sigma2:.4g} px^2)")
+    full = inl.copy()
+    points = X.copy()  # the outliers' points triangulated with the first fit
+    points[inl] = np.concatenate([Xi, np.ones((len(Xi), 1))], axis=1)
     return CalibratedTwoView(status, reason, R, t, full, points, rms, cov, sigma2, cost,
                              others)

@@ -26,7 +26,9 @@ from .lm import block_levenberg_marquardt, reduced_normal_equations
 from .triangulate import triangulate_linear, triangulate_nonlinear
 
 __all__ = [
+    "MetricFit",
     "ProjectiveRefinement",
+    "fit_metric_pose",
     "metric_pose_information",
     "metric_residuals",
     "projective_pairs_from_tensor",
@@ -233,12 +235,25 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
     return fun, jac
 
 
-def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0=None,
-                       *, max_iterations: int = 50):
+@dataclass
+class MetricFit:
+    """Result of :func:`fit_metric_pose`."""
+
+    rvec: np.ndarray  # (3,) pose of camera 2 (X_cam2 = R X_cam1 + t)
+    tvec: np.ndarray  # (3,)
+    points: np.ndarray  # (N, 3) in camera 1's frame
+    rms: float  # reprojection RMS per coordinate, pixels
+    cost: float  # sum of squared residuals, pixels^2
+    converged: bool  # the descent stopped at a minimum, not at the iteration limit
+
+
+def fit_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0=None,
+                    *, max_iterations: int = 50) -> MetricFit:
     r"""Maximum-likelihood relative pose (6) and points (3N) with both intrinsics known.
 
     Minimises :math:`\sum_i \|x_i - \pi_1(X_i)\|^2 + \|x'_i - \pi_2(R, t; X_i)\|^2` over the
-    pose of camera 2 and the points (:func:`~xslit.sfm.lm.block_levenberg_marquardt`).
+    pose of camera 2 and the points (:func:`~xslit.sfm.lm.block_levenberg_marquardt` with the
+    Jacobians of :func:`metric_residuals`).
 
     Parameters
     ----------
@@ -249,14 +264,11 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
         Pixels.
     X0 : (N, 3) ndarray, optional
         Starting points in camera 1's frame; triangulated when omitted.
+    max_iterations : int
 
     Returns
     -------
-    rvec, tvec : (3,) ndarray
-        Pose of camera 2 in camera 1's frame.
-    X : (N, 3) ndarray in camera 1's frame
-    rms : float
-        Reprojection RMS per coordinate.
+    MetricFit
 
     Raises
     ------
@@ -274,7 +286,25 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
     g0 = np.concatenate([np.ravel(rvec0), np.ravel(tvec0)]).astype(float)
     sol = block_levenberg_marquardt(fun, g0, np.asarray(X0, dtype=float).reshape(n, 3), jac,
                                     max_iterations=max_iterations)
-    return sol.g[:3], sol.g[3:], sol.p, float(np.sqrt(np.mean(sol.residuals**2)))
+    return MetricFit(sol.g[:3], sol.g[3:], sol.p, float(np.sqrt(np.mean(sol.residuals**2))),
+                     2.0 * sol.cost, sol.converged)
+
+
+def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0=None,
+                       *, max_iterations: int = 50):
+    """:func:`fit_metric_pose` as a tuple.
+
+    Returns
+    -------
+    rvec, tvec : (3,) ndarray
+        Pose of camera 2 in camera 1's frame.
+    X : (N, 3) ndarray in camera 1's frame
+    rms : float
+        Reprojection RMS per coordinate.
+    """
+    fit = fit_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0,
+                          max_iterations=max_iterations)
+    return fit.rvec, fit.tvec, fit.points, fit.rms
 
 
 def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, points2, X):
