@@ -11,8 +11,11 @@ from .calibrated import (
 )
 from .triangulate import reprojection_residuals, triangulate_linear, triangulate_nonlinear
 from .two_view import (
+    MetricFit,
     ProjectiveRefinement,
+    fit_metric_pose,
     metric_pose_information,
+    metric_residuals,
     projective_pairs_from_tensor,
     refine_metric_pose,
     refine_projective_pair,
@@ -21,11 +24,14 @@ from .two_view import (
 __all__ = [
     "CalibratedPose",
     "CalibratedTwoView",
+    "MetricFit",
     "ProjectiveRefinement",
     "calibrated_two_view",
     "check_mask",
     "check_threshold",
+    "fit_metric_pose",
     "metric_pose_information",
+    "metric_residuals",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
     "refine_projective_pair",
