@@ -82,7 +82,7 @@ CALIBRATED_README_FAR_SEEDS = 1
 CALIBRATED_CHI2_MEAN_RANGE = (2.5, 15.0)
 #: Family of 40 varied scenes: scenes reported as determined (29 when measured; the others
 #: are undetermined in scale or fail with their reason), and of them scenes allowed more
-#: than 1 degree worse than the yardstick (3 when measured).
+#: than 1 degree worse than the yardstick (2 when measured).
 CALIBRATED_FAMILY_MIN_DETERMINED = 25
 CALIBRATED_FAMILY_FAR_SCENES = 3
 #: The slow 200-scene sweep of the two-view pipeline (USAC_DEFAULT, threshold 3 sigma, at most
