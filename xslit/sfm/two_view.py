@@ -364,11 +364,14 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     scaled; the cameras are then mapped back to pixels, ``A = T^{-1} A_n``, where ``A_n`` has
     the canonical form of eq. vecrep (first rows e1..e4, second rows those of C).
     """
-    from ..epipolar.linear import _normalized
+    from ..epipolar.linear import axis_normalization
     from ..epipolar.minors import recover_configurations
     from ..epipolar.tensor import contract_modes
 
-    Ts, (x, y, xp, yp) = _normalized(points1, points2)
+    cols = np.stack([points1[:, 0], points1[:, 1], points2[:, 0], points2[:, 1]])
+    T = axis_normalization(cols)  # per axis, as the linear solver
+    Ts = list(T)
+    x, y, xp, yp = T[:, 0, 0, None] * cols + T[:, 0, 1, None]
     Tinv = [np.linalg.inv(T) for T in Ts]
     Fn = contract_modes(F, *Tinv)
     n1, n2 = np.stack([x, y], axis=1), np.stack([xp, yp], axis=1)
