@@ -258,3 +258,20 @@ def test_ml_refinement_from_estimates_reaches_ml_from_truth(seed):
         F, _ = xslit.findEpipolarTensor(p1, p2, method, 1.5)
         pairs = xslit.sfm.projective_pairs_from_tensor(F, p1, p2, refine=True)
         assert pairs.rms < 1.01 * truth.rms, (method, pairs.rms, truth.rms)
+
+
+def test_thirteen_point_method_returns_every_real_tensor():
+    """findEpipolarTensor(..., FM_13POINT) stacks every real tensor through exactly 13
+    correspondences, as cv2's FM_7POINT stacks its solutions; the true one is among them."""
+    from xslit.synthetic import random_points_in_front, random_two_slit_camera
+
+    rng = np.random.default_rng(1)
+    c1, c2 = random_two_slit_camera(rng), random_two_slit_camera(rng)
+    X = random_points_in_front([c1, c2], 13, rng)
+    F, mask = xslit.findEpipolarTensor(c1.project(X), c2.project(X), xslit.FM_13POINT)
+    assert F.ndim == 5 and F.shape[1:] == (2, 2, 2, 2) and 1 <= len(F) <= 28
+    assert mask.shape == (13, 1) and mask.all()
+    F_true = xslit.computeEpipolarTensor(c1, c2)
+    assert min(projective_distance(G, F_true) for G in F) < 1e-8
+    with pytest.raises(ValueError, match=r"^points1 must have shape \(13, 2\) for FM_13POINT"):
+        xslit.findEpipolarTensor(c1.project(X)[:12], c2.project(X)[:12], xslit.FM_13POINT)

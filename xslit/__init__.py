@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 from .api.epipolar import (
+    FM_13POINT,
     FM_LINEAR,
     FM_LMEDS,
     FM_RANSAC,
@@ -66,6 +67,7 @@ from .api.epipolar import (
 )
 
 __all__ += [
+    "FM_13POINT",
     "FM_LINEAR",
     "FM_LMEDS",
     "FM_RANSAC",

@@ -15,6 +15,7 @@ from ..epipolar.estimate import estimate_epipolar_tensor
 from ..robust import LMEDS, MSAC, PROSAC, RANSAC, UNIFORM, RobustOptions
 
 __all__ = [
+    "FM_13POINT",
     "FM_LINEAR",
     "FM_LMEDS",
     "FM_RANSAC",
@@ -39,6 +40,9 @@ log = logging.getLogger("xslit")
 
 #: Linear estimate from all points (>= 15), pixels normalised per axis. Like cv2.FM_8POINT.
 FM_LINEAR = 1
+#: The minimal solver: exactly 13 correspondences, every real tensor through them stacked as
+#: ``(K, 2, 2, 2, 2)``, like cv2.FM_7POINT (:func:`xslit.epipolar.minimal.solve_minimal`).
+FM_13POINT = 2
 #: Plain RANSAC (inlier count), then a refit on the inliers. Like cv2.FM_RANSAC.
 FM_RANSAC = 8
 #: Least median of squares (no threshold needed). Like cv2.FM_LMEDS.
@@ -178,7 +182,9 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
     points1, points2 : (N, 2) or (N, 1, 2) array_like
         Matching pixels in the two images, N >= 15.
     method : int
-        ``FM_LINEAR``, ``FM_RANSAC``, ``FM_LMEDS``, ``USAC_DEFAULT`` or ``USAC_ACCURATE``.
+        ``FM_LINEAR``, ``FM_RANSAC``, ``FM_LMEDS``, ``USAC_DEFAULT``, ``USAC_ACCURATE``, or
+        ``FM_13POINT`` (exactly 13 correspondences: every real tensor through them, stacked
+        ``(K, 2, 2, 2, 2)`` as cv2's FM_7POINT stacks its solutions, K <= 28).
     ransacReprojThreshold : float
         Inlier threshold on the first-order geometric (Sampson) distance, in pixels.
     confidence : float
@@ -208,6 +214,9 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
     if len(p1) != len(p2):
         raise ValueError(f"points1 and points2 must have the same number of points, got "
                          f"{len(p1)} and {len(p2)}")
+    if isinstance(method, numbers.Integral) and not isinstance(method, bool) \
+            and method == FM_13POINT:
+        return _thirteen_point(p1, p2, rng)
     if len(p1) < MIN_LINEAR_POINTS:
         raise ValueError(f"points1 must have shape (N, 2) with N >= {MIN_LINEAR_POINTS}, got "
                          f"{p1.shape}")
@@ -244,3 +253,17 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
         log.warning("findEpipolarTensor failed: %s", est.reason)
         return None, mask
     return est.F, mask
+
+
+def _thirteen_point(p1, p2, rng):
+    """``findEpipolarTensor(..., FM_13POINT)``: every real tensor through 13 correspondences."""
+    from ..epipolar.minimal import solve_minimal
+
+    if len(p1) != 13:
+        raise ValueError(f"points1 must have shape (13, 2) for FM_13POINT, got {p1.shape}")
+    sol = solve_minimal(p1, p2, rng=check_rng(rng))
+    mask = np.ones((13, 1), np.uint8)
+    if len(sol.tensors) == 0:
+        log.warning("findEpipolarTensor failed: %s", sol.reasons[0] or "no real solution")
+        return None, np.zeros((13, 1), np.uint8)
+    return sol.tensors, mask

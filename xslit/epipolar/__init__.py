@@ -1,6 +1,7 @@
 """The epipolar tensor: compute, residuals, linear solver, recovery of camera pairs."""
 
 from .linear import MIN_LINEAR_POINTS, axis_normalization, solve_linear, solve_linear_batch
+from .minimal import solve_minimal
 from .minors import (
     balance_matrix,
     cameras_from_matrix,
@@ -40,5 +41,6 @@ __all__ = [
     "sampson_distance_pairs",
     "solve_linear",
     "solve_linear_batch",
+    "solve_minimal",
     "tensor_gradient",
 ]
