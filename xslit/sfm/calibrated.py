@@ -61,7 +61,6 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import chi2
 
 from .._checks import check_image_points, check_rng
 from ..cameras import PushbroomIntrinsics, TwoSlitIntrinsics, compose_camera
@@ -1025,6 +1024,8 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
                                  np.nan, np.inf)
     # Maximum likelihood from the best basin of the search; the other basins whose Sampson
     # cost is within reach are refined below, on the same correspondences, to compare.
+    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
+
     reach = chi2.ppf(AMBIGUITY_LEVEL, 6) * max(pose.rms**2, 1e-12)
     others = [(R, t) for R, t, inl, score in pose.alternatives[:2]
               if score - pose.score <= reach and inl.sum() >= 8]
@@ -1077,7 +1078,12 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
     shape = ("; the inlier points are nearly collinear" if sv[1] < 0.01 * sv[0] else
              "; the inlier points are nearly coplanar" if sv[2] < 0.01 * sv[0] else "")
     diag = np.sqrt(np.maximum(np.diag(S), 1e-300))
-    ev = np.linalg.eigvalsh(S / diag[:, None] / diag[None])
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        Sn = S / diag[:, None] / diag[None]
+    # An overflow here means a direction of the pose the data do not observe at all.
+    ev = np.linalg.eigvalsh(Sn) if np.all(np.isfinite(Sn)) else np.array([0.0, 1.0])
+    from scipy.stats import chi2
+
     level = chi2.ppf(AMBIGUITY_LEVEL, 6)
     # Minima closer than noise in the pose explains (Mahalanobis distance) are one minimum.
     diffs = [np.concatenate([b[1] - rv, b[2] - tv]) for b in basins[1:]]
