@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._scratch import Scratch
-from ..robust import RobustOptions, density_order, robust_estimate
+from ..robust import RobustOptions, density_order, robust_estimate, search_other_branch
 from .linear import (
     MIN_LINEAR_POINTS,
     conditioning_from_eigenvalues,
@@ -285,7 +285,40 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
         inliers, it = res.inliers, res.iterations
         threshold = res.history.get("threshold", options.threshold)
+        if options.local_optimization:
+            candidates = _unexplained_structure(points1, points2, problem, res.model, threshold)
+            if len(candidates):
+                opts = RobustOptions(**{**options.__dict__, "threshold": threshold})
+                other, other_inl = search_other_branch(problem, res.model, candidates, opts, rng)
+                if other is not None:
+                    inliers = other_inl
     return _polish(points1, points2, inliers, threshold, rng, it)
+
+
+def _unexplained_structure(points1, points2, problem, model, threshold) -> np.ndarray:
+    """Left-out correspondences that look like inliers of another model: far from ``model``
+    (beyond 3x the threshold, past its noise tail) yet dense in the joint image space
+    ``(x, y, x', y')``: their fourth neighbour within 3x the inliers' median distance (correct
+    matches lie on a 3-dimensional variety there, wrong ones scatter over four dimensions; the
+    off-plane inliers of a dominant plane are 2-3x sparser than the plane's, outliers 8x). Empty unless there are at least 15 of them and
+    they are at least 5% of the correspondences: the off-plane inliers of a scene whose
+    matches lie mostly on one plane.
+    """
+    from scipy.spatial import cKDTree
+
+    r = problem.residuals(np.asarray(model)[None])[0]
+    inl, far = r < threshold, r > 3.0 * threshold
+    n = len(points1)
+    if far.sum() < max(15, 0.05 * n) or inl.sum() < 15:
+        return np.zeros(0, np.intp)
+    joint = np.hstack([points1, points2])
+    joint = (joint - np.median(joint, axis=0)) / np.maximum(
+        np.median(np.abs(joint - np.median(joint, axis=0)), axis=0), 1e-12)
+    tree = cKDTree(joint)
+    dist, _ = tree.query(joint, k=4)
+    kth = dist[:, -1]
+    dense = np.flatnonzero(far & (kth <= 3.0 * np.median(kth[inl])))
+    return dense if len(dense) >= max(15, 0.05 * n) else np.zeros(0, np.intp)
 
 
 def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEstimate:

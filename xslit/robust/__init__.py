@@ -10,6 +10,7 @@ from .loop import (
     RobustProblem,
     RobustResult,
     robust_estimate,
+    search_other_branch,
 )
 from .quality import density_order
 
@@ -24,4 +25,5 @@ __all__ = [
     "RobustResult",
     "density_order",
     "robust_estimate",
+    "search_other_branch",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "RobustProblem",
     "RobustResult",
     "robust_estimate",
+    "search_other_branch",
 ]
 
 RANSAC = "ransac"
@@ -515,3 +516,59 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=
             break
         best, best_r, best_loss, converged = start, start_r, start_loss, conv
     return best, best_r, best_loss, converged
+
+
+def search_other_branch(problem: RobustProblem, model, candidates, options: RobustOptions, rng,
+                        n_samples: int = 30, from_candidates: int | None = None):
+    """Look for a better model through points that ``model`` leaves out.
+
+    On degenerate data (most inliers on one plane) the loop settles on a model of the
+    degenerate part: a sample holding a few of the other inliers scores worse, before local
+    optimisation, than that optimised model, so it is never optimised, although it optimises
+    to the right one. Here samples mix current inliers with ``candidates`` (points the
+    problem believes are inliers the model misses), each is fitted and locally optimised
+    (annealed iterated least squares, as LO+), and the best is returned when its truncated
+    quadratic loss is lower than the model's.
+
+    Parameters
+    ----------
+    problem : RobustProblem
+    model : ndarray
+        The loop's model.
+    candidates : (M,) int ndarray
+        Indices of left-out points to draw from.
+    options : RobustOptions
+        Threshold and annealing of the local optimisation.
+    rng : numpy.random.Generator
+    n_samples : int
+    from_candidates : int, optional
+        Points of each sample drawn from ``candidates`` (default a third of the sample).
+
+    Returns
+    -------
+    model, inliers : ndarray and (n,) bool ndarray, or None and None when no sample beats
+    ``model``.
+    """
+    thr, s = options.threshold, problem.sample_size
+    k = max(1, s // 3) if from_candidates is None else int(from_candidates)
+    r0 = problem.residuals(np.asarray(model)[None])[0]
+    inl = np.flatnonzero(r0 < thr)
+    if len(candidates) < k or len(inl) < s - k:
+        return None, None
+    best_loss = _loss(MSAC, r0[None], thr)[0]
+    picks = np.concatenate([inl[_sample_indices(rng, len(inl), s - k, n_samples)],
+                            np.asarray(candidates)[_sample_indices(rng, len(candidates), k,
+                                                                   n_samples)]], axis=1)
+    models, _ = problem.fit_samples(picks)
+    best = None
+    for m in models:
+        r = problem.residuals(m[None])[0]
+        ref, _ = _irls(problem, m, r < thr, thr, anneal=options.lo_anneal,
+                       anneal_steps=options.lo_anneal_steps)
+        if ref is None:
+            continue
+        rr = problem.residuals(ref[None])[0]
+        loss = _loss(MSAC, rr[None], thr)[0]
+        if loss < best_loss:
+            best, best_loss, best_inl = ref, loss, rr < thr
+    return (best, best_inl) if best is not None else (None, None)
