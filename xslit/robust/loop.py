@@ -519,7 +519,8 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=
 
 
 def search_other_branch(problem: RobustProblem, model, candidates, options: RobustOptions, rng,
-                        n_samples: int = 30, from_candidates: int | None = None):
+                        n_samples: int = 30, n_optimised: int = 5,
+                        from_candidates: int | None = None):
     """Look for a better model through points that ``model`` leaves out.
 
     On degenerate data (most inliers on one plane) the loop settles on a model of the
@@ -528,7 +529,8 @@ def search_other_branch(problem: RobustProblem, model, candidates, options: Robu
     to the right one. Here samples mix current inliers with ``candidates`` (points the
     problem believes are inliers the model misses), each is fitted and locally optimised
     (annealed iterated least squares, as LO+), and the best is returned when its truncated
-    quadratic loss is lower than the model's.
+    quadratic loss is lower than the model's. Only the ``n_optimised`` samples of lowest loss
+    are optimised (one batched scoring of all of them first).
 
     Parameters
     ----------
@@ -540,7 +542,7 @@ def search_other_branch(problem: RobustProblem, model, candidates, options: Robu
     options : RobustOptions
         Threshold and annealing of the local optimisation.
     rng : numpy.random.Generator
-    n_samples : int
+    n_samples, n_optimised : int
     from_candidates : int, optional
         Points of each sample drawn from ``candidates`` (default a third of the sample).
 
@@ -560,8 +562,11 @@ def search_other_branch(problem: RobustProblem, model, candidates, options: Robu
                             np.asarray(candidates)[_sample_indices(rng, len(candidates), k,
                                                                    n_samples)]], axis=1)
     models, _ = problem.fit_samples(picks)
+    if len(models) == 0:
+        return None, None
+    raw = _loss(MSAC, problem.residuals(models), thr)
     best = None
-    for m in models:
+    for m in models[np.argsort(raw)[:n_optimised]]:
         r = problem.residuals(m[None])[0]
         ref, _ = _irls(problem, m, r < thr, thr, anneal=options.lo_anneal,
                        anneal_steps=options.lo_anneal_steps)
