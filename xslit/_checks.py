@@ -98,3 +98,59 @@ def check_rng(rng) -> np.random.Generator:
     if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
     raise ValueError(f"rng must be None, an int seed or a numpy.random.Generator, got {rng!r}")
+
+
+def check_mask(name, value, n):
+    """Validate an inlier mask: ``(N,)`` or ``(N, 1)`` finite numbers or booleans, non-zero for
+    inliers; all True when ``value`` is None.
+
+    Parameters
+    ----------
+    name : str
+        Argument name for the error message.
+    value : (N,) or (N, 1) array_like or None
+    n : int
+        Expected N.
+
+    Returns
+    -------
+    mask : (N,) bool ndarray
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, what was expected and what came.
+
+    Examples
+    --------
+    >>> check_mask("mask", [[1], [0], [1]], 3)
+    array([ True, False,  True])
+    """
+    if value is None:
+        return np.ones(n, bool)
+    m = np.asarray(value)
+    if m.dtype == object or not (np.issubdtype(m.dtype, np.number) or m.dtype == bool):
+        raise ValueError(f"{name} must be an (N,) or (N, 1) array of numbers or booleans with "
+                         f"N = {n}, got dtype {m.dtype}")
+    if m.shape not in ((n,), (n, 1)):
+        raise ValueError(f"{name} must have shape ({n},) or ({n}, 1), got {m.shape}")
+    if not np.all(np.isfinite(m)):
+        raise ValueError(f"{name} must be finite (0 for outliers, non-zero for inliers), got "
+                         f"{int(np.count_nonzero(~np.isfinite(m)))} non-finite entries")
+    return m.reshape(n) != 0
+
+
+def check_threshold(name: str, value) -> float:
+    """Validate a threshold in pixels: a finite positive real number (not a bool).
+
+    Examples
+    --------
+    >>> check_threshold("reprojThreshold", 2)
+    2.0
+    """
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating,
+                                                           np.integer)):
+        raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
+    return float(value)

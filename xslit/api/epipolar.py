@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .._checks import check_image_points, check_rng
+from .._checks import check_image_points, check_rng, check_threshold
 from ..cameras import TwoSlitCamera
 from ..epipolar import MIN_LINEAR_POINTS, epipolar_tensor
 from ..epipolar.estimate import estimate_epipolar_tensor
@@ -97,7 +97,7 @@ class UsacParams:
         object.__setattr__(self, name, value)
 
     def to_options(self) -> RobustOptions:
-        _check_threshold("params.threshold", self.threshold)
+        check_threshold("params.threshold", self.threshold)
         _check_confidence("params.confidence", self.confidence)
         _check_iters("params.maxIterations", self.maxIterations)
         score = {SCORE_METHOD_RANSAC: RANSAC, SCORE_METHOD_MSAC: MSAC,
@@ -124,11 +124,6 @@ class UsacParams:
             lo_iterations=int(self.loIterations),
             lo_sample_factor=max(1, int(self.loSampleSize) // MIN_LINEAR_POINTS),
             final_refit=self.final_polisher == LSQ_POLISHER)
-
-
-def _check_threshold(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive number of pixels, got {v!r}")
 
 
 def _check_confidence(name, v):
@@ -234,7 +229,7 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
                              f"USAC_ACCURATE, got {method!r}")
         linear = method == FM_LINEAR
         if method != FM_LMEDS:
-            _check_threshold("ransacReprojThreshold", ransacReprojThreshold)
+            check_threshold("ransacReprojThreshold", ransacReprojThreshold)
         _check_confidence("confidence", confidence)
         _check_iters("maxIters", maxIters)
         options = RobustOptions(

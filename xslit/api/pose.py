@@ -6,13 +6,18 @@ import logging
 
 import numpy as np
 
-from .._checks import check_array, check_finite, check_image_points, check_rng
+from .._checks import (
+    check_array,
+    check_finite,
+    check_image_points,
+    check_mask,
+    check_rng,
+    check_threshold,
+)
 from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
 from ..epipolar.tensor import sampson_distance
 from ..sfm import (
     calibrated_two_view,
-    check_mask,
-    check_threshold,
     projective_pairs_from_tensor,
     reprojection_residuals,
     triangulate_linear,

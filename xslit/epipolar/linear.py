@@ -104,8 +104,6 @@ def normalize_axes(points1, points2, robust: bool = False):
     return list(T), list(normed)
 
 
-_normalized = normalize_axes
-
 
 def design_rows(x, y, xp, yp) -> np.ndarray:
     """Rows ``kron([x,1], [y,1], [x',1], [y',1])`` of coordinates ``(..., n)``: ``(..., n, 16)``.
@@ -272,7 +270,7 @@ def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
         relative to the largest): near zero when the sample does not determine ``F``.
     """
     B, n, _ = points1.shape
-    Ts, normed = _normalized(points1, points2)
+    Ts, normed = normalize_axes(points1, points2)
     D = design_rows(*normed)
     if n < 16:  # pad to a square system so the SVD returns the null vector
         D = np.concatenate([D, np.zeros((B, 16 - n, 16))], axis=1)
@@ -297,7 +295,7 @@ def solve_linear(points1, points2, weights=None) -> tuple[np.ndarray, float]:
     conditioning : float
         ``s_15 / s_1`` of the normalised design matrix.
     """
-    Ts, normed = _normalized(points1, points2)
+    Ts, normed = normalize_axes(points1, points2)
     D = design_rows(*normed)
     if weights is not None:
         D = D * np.asarray(weights, dtype=float)[:, None]

@@ -4,8 +4,6 @@ from .calibrated import (
     CalibratedPose,
     CalibratedTwoView,
     calibrated_two_view,
-    check_mask,
-    check_threshold,
     relative_pose,
     tensor_map,
 )
@@ -27,8 +25,6 @@ __all__ = [
     "MetricFit",
     "ProjectiveRefinement",
     "calibrated_two_view",
-    "check_mask",
-    "check_threshold",
     "fit_metric_pose",
     "metric_pose_information",
     "metric_residuals",

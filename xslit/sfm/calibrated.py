@@ -57,12 +57,11 @@ are close compared with the scene depth.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_image_points, check_rng
+from .._checks import check_image_points, check_mask, check_rng, check_threshold
 from ..cameras import PushbroomIntrinsics, TwoSlitIntrinsics, compose_camera
 from ..epipolar.linear import axis_normalization
 from ..epipolar.tensor import (
@@ -90,8 +89,6 @@ __all__ = [
     "CalibratedPose",
     "CalibratedTwoView",
     "calibrated_two_view",
-    "check_mask",
-    "check_threshold",
     "fibonacci_sphere",
     "pose_tensors",
     "refine_pose_sampson",
@@ -863,62 +860,6 @@ class CalibratedTwoView:
     def rvec(self) -> np.ndarray | None:
         """Rotation vector ``(3,)`` of ``R`` (cv2.Rodrigues convention)."""
         return None if self.R is None else rvec_from_matrix(self.R)
-
-
-def check_mask(name, value, n):
-    """Validate an inlier mask: ``(N,)`` or ``(N, 1)`` finite numbers or booleans, non-zero for
-    inliers; all True when ``value`` is None.
-
-    Parameters
-    ----------
-    name : str
-        Argument name for the error message.
-    value : (N,) or (N, 1) array_like or None
-    n : int
-        Expected N.
-
-    Returns
-    -------
-    mask : (N,) bool ndarray
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, what was expected and what came.
-
-    Examples
-    --------
-    >>> check_mask("mask", [[1], [0], [1]], 3)
-    array([ True, False,  True])
-    """
-    if value is None:
-        return np.ones(n, bool)
-    m = np.asarray(value)
-    if m.dtype == object or not (np.issubdtype(m.dtype, np.number) or m.dtype == bool):
-        raise ValueError(f"{name} must be an (N,) or (N, 1) array of numbers or booleans with "
-                         f"N = {n}, got dtype {m.dtype}")
-    if m.shape not in ((n,), (n, 1)):
-        raise ValueError(f"{name} must have shape ({n},) or ({n}, 1), got {m.shape}")
-    if not np.all(np.isfinite(m)):
-        raise ValueError(f"{name} must be finite (0 for outliers, non-zero for inliers), got "
-                         f"{int(np.count_nonzero(~np.isfinite(m)))} non-finite entries")
-    return m.reshape(n) != 0
-
-
-def check_threshold(name: str, value) -> float:
-    """Validate a threshold in pixels: a finite positive real number (not a bool).
-
-    Examples
-    --------
-    >>> check_threshold("reprojThreshold", 2)
-    2.0
-    """
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating,
-                                                           np.integer)):
-        raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
-    return float(value)
 
 
 def _pose_distances(intrinsics1, intrinsics2, rvec, t, points1, points2, threshold):
