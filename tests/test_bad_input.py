@@ -1,5 +1,6 @@
-"""Bad input raises ValueError naming the argument (issue 2, STYLE "Bad input gets a clear
-error"); importing xslit stays light."""
+"""Bad input raises ValueError naming the argument, what was expected and what came (a
+caller must be able to tell which of its values was wrong without reading the code);
+importing xslit stays light."""
 
 import subprocess
 import sys

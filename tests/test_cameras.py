@@ -207,7 +207,7 @@ KINDS = ["two_slit_parallel", "two_slit_non_parallel", "pushbroom", "pinhole",
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_ray_of_each_projected_pixel_contains_the_point(kind, rng):
-    """Issue 2: for 1,000 seeded random cameras, the ray of each projected pixel contains the
+    """For 1,000 seeded random cameras, the ray of each projected pixel contains the
     point (relative 1e-9), in Plücker form and in Open3D's origin + direction form, with the
     point at t >= 0 in front of the origin."""
     worst = {"join": 0.0, "klein": 0.0, "distance": 0.0, "reproject": 0.0, "unit": 0.0}
@@ -378,7 +378,7 @@ def _transversal_planes(l1, l2, rng):
 
 
 def test_lemma_homography_maps_retinal_projections_onto_each_other(rng):
-    """Issue 2 / the Lemma: planes meeting along a transversal; arbitrary frames on both;
+    """The Lemma (retinal planes): planes meeting along a transversal; arbitrary frames on both;
     u2 ~ H u1 for the two RationalCamera.two_slit projections. 1,000 random configurations."""
     worst = 0.0
     for _ in range(N_CAMERAS):

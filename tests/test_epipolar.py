@@ -65,7 +65,9 @@ def test_appendix_configurations_to_printed_decimals():
 
 
 def test_principal_minors_identity():
-    """f_ijkl = (-1)^|S| det C[S, S], S = positions with paper index 1 (MATH-NOTES)."""
+    """f_ijkl = (-1)^|S| det C[S, S], S = positions with paper index 1 (the selection that the
+    appendix algorithm and its printed example agree with; the sentence before it states it
+    the other way round)."""
     C = matrix_from_cameras(A1, A2, B1, B2)
     F = principal_minor_tensor(C)
     assert F[1, 1, 1, 1] == 1.0

@@ -142,7 +142,7 @@ def test_pushbroom_from_gupta_hartley_matrix():
 
 @pytest.mark.parametrize("parallel", [True, False], ids=["parallel", "non_parallel"])
 def test_two_slit_decomposition_round_trip(parallel, rng):
-    """Issue 2: composition then decomposition gives the intrinsics and pose back, and
+    """Composition then decomposition gives the intrinsics and pose back, and
     decomposition then composition gives the camera back (up to a positive scale per matrix),
     for 1,000 random cameras."""
     for _ in range(N_CAMERAS):
@@ -182,7 +182,7 @@ def test_pushbroom_decomposition_round_trip(orthogonal, rng):
 
 @pytest.mark.parametrize("kind", ["parallel", "non_parallel", "pushbroom"])
 def test_intrinsics_are_invariant_under_euclidean_motions(kind, rng):
-    """Issue 2: theta, d, K1, K2 are unchanged by random rigid motions (camera.transform(H))."""
+    """theta, d, K1, K2 are unchanged by random rigid motions (camera.transform(H))."""
     for _ in range(N_CAMERAS):
         if kind == "pushbroom":
             cam = synthetic.random_pushbroom_camera(rng, orthogonal=bool(rng.integers(2)))

@@ -204,7 +204,7 @@ def test_cli_errors(tmp_path, capsys):
 
 
 # -- against the renderer ------------------------------------------------------------------------
-#: The issue's acceptance threshold for mosaic against direct rendering.
+#: Acceptance threshold for a mosaic against direct rendering of the same camera.
 MIN_PSNR_DB = 30.0
 #: Hit points of the mosaic and of the direct rendering of its camera (world units): Open3D
 #: casts in float32, about 1e-7 relative over the room's ~10 units.

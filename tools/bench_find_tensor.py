@@ -1,4 +1,4 @@
-"""Benchmark 1 of issue 3: ``xslit.findEpipolarTensor`` against ``cv2.findFundamentalMat``.
+"""Benchmark: ``xslit.findEpipolarTensor`` against ``cv2.findFundamentalMat``.
 
 Run::
 

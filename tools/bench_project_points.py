@@ -1,4 +1,4 @@
-"""Benchmark: xslit.projectTwoSlitPoints against cv2.projectPoints (issue 2).
+"""Benchmark: xslit.projectTwoSlitPoints against cv2.projectPoints.
 
 Projects the same 1,000,000 points with a two-slit camera (projectTwoSlitPoints) and with a
 zero-distortion pinhole (cv2.projectPoints), keeps the best of several repeats of each, and

@@ -1,9 +1,9 @@
-"""Benchmark: rendering against raw Open3D ray casting on the same rays (issue 4).
+"""Benchmark: rendering against raw Open3D ray casting on the same rays.
 
 Renders a 1920x1080 X-slit view of the ~1M-triangle procedural terrain and compares the
 throughput of :func:`xslit.render.render_from_rays` with a bare ``RaycastingScene.cast_rays`` on
 the same precomputed float32 rays (one C-contiguous ``(H * W, 6)`` array, cast by both without a
-copy), with the same number of threads. The goal (issue 4) is for "texture and depth"
+copy), with the same number of threads. The goal is for "texture and depth"
 (``outputs=("image", "depth", "mask")``) to reach 0.8 of the raw throughput; the table also
 shows all outputs (adding float64 hit points), the float64-ray path that :func:`renderImage`
 uses, ray generation, and :func:`renderImage` end to end.

@@ -1,5 +1,5 @@
 """Inlier precision and recall of ``findEpipolarTensor`` relative to the noise ceiling, over
-many seeded scenes (the setting of issue 3: 1000 x 1000 px, 300 matches, sigma 0.5 px, 30%
+many seeded scenes (the setting of tools/bench_find_tensor.py: 1000 x 1000 px, 300 matches, sigma 0.5 px, 30%
 outliers, threshold 1.5 px).
 
 Run::

@@ -6,8 +6,9 @@ In the projective frame where the first rows of :math:`A_1, A_2, B_1, B_2` are
 
 .. math:: F_{ijkl} = (-1)^{|S|} \det C[S, S], \qquad S = \{m : \text{index}_m = 1\}
 
-with the paper's 1-based indices (0 in this module's 0-based ``F[i, j, k, l]``; MATH-NOTES fixes
-the supplement's reversed selection). All matrices with the same principal minors are
+with the paper's 1-based indices (0 in this module's 0-based ``F[i, j, k, l]``; the supplement's
+sentence states the selection the other way round, but its algorithm and printed example agree
+with this one). All matrices with the same principal minors are
 :math:`D^{-1} C D` and :math:`D^{-1} C^T D` (Lin and Sturmfels): two projective configurations.
 
 The appendix algorithm fixes :math:`c_{12} = c_{13} = c_{14} = 1`, reads the diagonal and the

@@ -178,8 +178,8 @@ def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
     T_{3,ck} T_{4,dl}`.
 
     If pixels are normalised by ``[x_n, 1] = T [x, 1]`` on each axis, the tensor of the
-    original pixels is ``contract_modes(F_n, T1, T2, T3, T4)`` (MATH-NOTES: "de-normalise by
-    contracting each tensor mode with its 2x2 matrix"). Works on batches ``(..., 2, 2, 2, 2)``.
+    original pixels is ``contract_modes(F_n, T1, T2, T3, T4)``: each tensor mode is contracted
+    with its axis' 2x2 matrix, since each mode is linear in ``[x, 1]`` of one axis. Works on batches ``(..., 2, 2, 2, 2)``.
     """
     F = np.asarray(F, dtype=float)
     f = F.reshape(*F.shape[:-4], 16) @ kron_modes(T1, T2, T3, T4)

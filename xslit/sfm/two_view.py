@@ -360,8 +360,8 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     """The two configurations of ``F`` (Theorem 1), refined by maximum likelihood.
 
     The principal-minor recovery and the refinement run on pixels normalised per axis
-    (MATH-NOTES: a 2x2 change of each A keeps the model), where the entries of ``C`` are well
-    scaled; the cameras are then mapped back to pixels, ``A = T^{-1} A_n``, where ``A_n`` has
+    (normalising an axis is a 2x2 change of the rows of its matrix A, which keeps the model),
+    where the entries of ``C`` are well scaled; the cameras are then mapped back to pixels, ``A = T^{-1} A_n``, where ``A_n`` has
     the canonical form of eq. vecrep (first rows e1..e4, second rows those of C).
     """
     from ..epipolar.linear import axis_normalization
