@@ -18,7 +18,6 @@ from .linear import (
     least_eigenvector,
     minimal_null_vectors,
     normalize_axes,
-    null_vector_tall,
     refine_pass,
     taubin_fit,
     taubin_matrices,
@@ -76,8 +75,6 @@ class EpipolarProblem:
         self._rows_subset = None
         self._scratch = Scratch()
         self._last = (None, None, None)  # (model, distances, gradient norms)
-        #: ``(model, s_15 / s_1)`` of the last refit.
-        self.last_refit = (None, np.nan)
 
     def pixels_from_model(self, model) -> np.ndarray:
         """The tensor of the original pixels, ``(2, 2, 2, 2)`` of unit norm, of a model of the
@@ -199,12 +196,7 @@ class EpipolarProblem:
         cond = conditioning_from_eigenvalues(ev)
         if cond < CONDITIONING_TOL:
             return None
-        self.last_refit = (F, cond)
         return F
-
-    def conditioning(self, inliers) -> float:
-        """``s_15 / s_1`` of the normalised design matrix of the correspondences ``inliers``."""
-        return null_vector_tall(self._D[inliers])[1]
 
 
 @dataclass
@@ -338,9 +330,10 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
     # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
     Ts, normed = normalize_axes(points1, points2, robust=True)
     scales = np.array([T[0, 0] for T in Ts])
-    cond = _conditioning_of(points1[inliers], points2[inliers])
+    M, N = taubin_matrices([c[inliers] for c in normed], scales)
+    cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
     try:
-        f0, ratios = taubin_fit(*taubin_matrices([c[inliers] for c in normed], scales))
+        f0, ratios = taubin_fit(M, N)
     except np.linalg.LinAlgError:
         f0, ratios = np.zeros(16), np.zeros(16)  # no gradient in some direction: degenerate
     if (cond < CONDITIONING_TOL or ratios[3] < FAMILY_RATIO[0] * ratios[0]
@@ -382,8 +375,3 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
 def _msac(d, threshold) -> float:
     """Truncated quadratic loss of distances ``d`` at ``threshold``."""
     return float(np.minimum(d * d, threshold * threshold).sum())
-
-
-def _conditioning_of(points1, points2) -> float:
-    """``s_15 / s_1`` of the normalised design matrix of the correspondences."""
-    return null_vector_tall(design_rows(*normalize_axes(points1, points2)[1]))[1]

@@ -57,24 +57,33 @@ _MINOR_INDEX = _minor_index()
 def principal_minor_tensor(C) -> np.ndarray:
     """The tensor ``F[i,j,k,l] = (-1)^|S| det C[S, S]`` with ``S = {m : index_m = 0}``.
 
+    Each signed minor is a polynomial in the entries of ``C`` (Leibniz's formula); all of them
+    are one product of the 64 monomials with their signed coefficients
+    (:func:`principal_minor_jacobian` shares the monomials).
+
     Parameters
     ----------
     C : (..., 4, 4) array_like
+        Real or complex.
 
     Returns
     -------
     F : (..., 2, 2, 2, 2) ndarray, with ``F[1, 1, 1, 1] = 1`` (the empty minor).
     """
+    x = _monomial_factors(C)
+    f = (x[..., 0] * x[..., 1] * x[..., 2] * x[..., 3]) @ _POLY_A.T
+    f[..., 15] = 1.0
+    return f.reshape((*f.shape[:-1], 2, 2, 2, 2))
+
+
+def _monomial_factors(C) -> np.ndarray:
+    """The four factors ``(..., 64, 4)`` of each monomial of the principal minors of ``C``
+    (the constant 1 where a monomial has fewer than four)."""
     C = np.asarray(C)
-    out = np.empty((*C.shape[:-2], 16), dtype=np.result_type(C.dtype, float))
-    out[..., 15] = 1.0
-    for k, (pos, sign, sets) in enumerate(_MINOR_INDEX, start=1):
-        if k == 1:
-            out[..., pos] = -C[..., sets[:, 0], sets[:, 0]]
-        else:
-            sub = C[..., sets[:, :, None], sets[:, None, :]]  # (..., m_k, k, k)
-            out[..., pos] = sign * np.linalg.det(sub)
-    return out.reshape((*C.shape[:-2], 2, 2, 2, 2))
+    C = C.astype(np.result_type(C.dtype, float), copy=False)
+    lead = C.shape[:-2]
+    ext = np.concatenate([C.reshape(*lead, 16), np.ones((*lead, 1), C.dtype)], axis=-1)
+    return ext[..., _POLY_P]
 
 
 def _minor_polynomials():
@@ -135,8 +144,7 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
     """
     C = np.asarray(C, dtype=float)
     lead = C.shape[:-2]
-    ext = np.concatenate([C.reshape(*lead, 16), np.ones((*lead, 1))], axis=-1)
-    x = ext[..., _POLY_P]  # (..., 64, 4) factors of each monomial
+    x = _monomial_factors(C)
     x01, x23 = x[..., 0] * x[..., 1], x[..., 2] * x[..., 3]
     f = (x01 * x23) @ _POLY_A.T
     f[..., 15] = 1.0

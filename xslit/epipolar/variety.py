@@ -42,7 +42,7 @@ from .tensor import (
     sampson_operator,
 )
 
-__all__ = ["VarietyFit", "prediction_spread", "refine_on_variety"]
+__all__ = ["VarietyFit", "refine_on_variety"]
 
 #: Affine frames (shifts of the origin, in units of each axis' spread) in which the candidate
 #: matrices are read off: the empty minor ``f_2222`` is the residual of the correspondence at
@@ -58,19 +58,12 @@ class VarietyFit:
 
     #: (2, 2, 2, 2) tensor in pixels, unit Frobenius norm, exactly on the variety.
     F: np.ndarray
-    #: (4, 4) matrix whose signed principal minors give ``F`` in ``frame`` coordinates.
-    C: np.ndarray
     #: (N,) Sampson distances of all correspondences to ``F``, in pixels.
     distances: np.ndarray
     #: (N,) bool: the correspondences the final fit used.
     inliers: np.ndarray
     #: Root mean square Sampson distance of ``inliers``.
     rms: float
-    #: (16, 16) Gauss--Newton matrix ``J^T J`` of the fit in the entries of ``C`` (rank 13 at
-    #: most: the diagonal similarity is a 3-dimensional gauge).
-    hessian: np.ndarray
-    #: (4, 2, 2) per-axis maps from pixels to the coordinates of ``C``.
-    frame: np.ndarray
 
 
 class _Residuals:
@@ -116,14 +109,13 @@ def _balance(C):
 def _levenberg_marquardt(res, C, K, iterations, tol=1e-7):
     """Batched Levenberg--Marquardt on ``C`` ``(B, 4, 4)`` minimising the squared distances of
     ``res`` of the tensors ``minors(C) @ K`` (``K`` ``(B, 16, 16)``, frame to normalised
-    coordinates). Returns ``C``, the costs ``(B,)`` and the Gauss--Newton matrices."""
+    coordinates). Returns ``C`` and the costs ``(B,)``."""
     B = len(C)
     f, Jc = principal_minor_jacobian(C)
     d, Jd = res.jacobian(_apply(f, K))
     cost = np.einsum("bn,bn->b", d, d)
     lam = np.full(B, 1e-4)
     active = np.ones(B, bool)
-    H = None
     for _ in range(iterations):
         Jf = Jc @ K  # (B, 16 params, 16 entries)
         J = Jd @ np.swapaxes(Jf, 1, 2)  # (B, N, 16)
@@ -154,17 +146,13 @@ def _levenberg_marquardt(res, C, K, iterations, tol=1e-7):
         active &= ~(conv | stuck)
         if not active.any():
             break
-    Jf = Jc @ K
-    J = Jd @ np.swapaxes(Jf, 1, 2)
-    H = np.swapaxes(J, 1, 2) @ J
-    return C, cost, H
+    return C, cost
 
 
 def _starts(f_n, frames_K):
-    """Candidate matrices (balanced), their frame maps and frame indices for the normalised
-    tensor ``f_n``."""
-    Cs, Ks, which = [], [], []
-    for g, Kg in enumerate(frames_K):
+    """Candidate matrices (balanced) and their frame maps for the normalised tensor ``f_n``."""
+    Cs, Ks = [], []
+    for Kg in frames_K:
         fg = f_n @ np.linalg.inv(Kg)
         if abs(fg[-1]) < 1e-10 * np.abs(fg).max():
             continue
@@ -173,10 +161,9 @@ def _starts(f_n, frames_K):
         good = np.all(np.isfinite(C), axis=(1, 2)) & (np.abs(C).max(axis=(1, 2)) < 1e8)
         Cs.append(C[good])
         Ks.extend([Kg] * int(good.sum()))
-        which.extend([g] * int(good.sum()))
     if not Ks:
-        return np.zeros((0, 4, 4)), np.zeros((0, 16, 16)), np.zeros(0, int)
-    return _balance(np.concatenate(Cs)), np.stack(Ks), np.array(which)
+        return np.zeros((0, 4, 4)), np.zeros((0, 16, 16))
+    return _balance(np.concatenate(Cs)), np.stack(Ks)
 
 
 def _apply(f, K):
@@ -277,7 +264,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         return np.abs(rows.distances(f))
 
     frames = [kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS]
-    C, Kf, which = _starts(f_n, frames)
+    C, Kf = _starts(f_n, frames)
     if len(C) == 0:
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
@@ -292,13 +279,13 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     d0 = res.subset(slice(0, 128)).distances(
         _apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
     keep = np.argsort(np.einsum("bn,bn->b", d0, d0))[:n_starts]
-    C, Kf, which = C[keep], Kf[keep], which[keep]
-    C, cost, H = _levenberg_marquardt(res, C, Kf, iterations=iterations)
+    C, Kf = C[keep], Kf[keep]
+    C, cost = _levenberg_marquardt(res, C, Kf, iterations=iterations)
     k = int(np.argmin(cost))
-    C, Kf, which, H = _balance(C[k:k + 1]), Kf[k:k + 1], which[k], H[k:k + 1]
+    C, Kf = _balance(C[k:k + 1]), Kf[k:k + 1]
     for round_ in range(max(rounds, 1)):
         if len(sub) < len(idx):  # finish on all the inliers
-            C, _, H = _levenberg_marquardt(_Residuals(normed[:, idx], scales), C, Kf,
+            C, _ = _levenberg_marquardt(_Residuals(normed[:, idx], scales), C, Kf,
                                            iterations=4)
         d = all_distances(C, Kf)[0]
         if threshold is None:
@@ -308,14 +295,13 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             break
         inl, idx = new, np.flatnonzero(new)
         res, sub = residuals_of(idx)
-        C, _, H = _levenberg_marquardt(res, C, Kf, iterations=iterations // 2)
+        C, _ = _levenberg_marquardt(res, C, Kf, iterations=iterations // 2)
     if threshold is not None:
         inl = d < threshold
     f = (principal_minor_tensor(C[0]).reshape(16) @ Kf[0]) @ K_n
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
-    frame_out = _shift_maps(_FRAME_SHIFTS[which]) @ T  # [x_g, 1] = S T [x, 1]
-    return VarietyFit(f.reshape(2, 2, 2, 2), C[0], d, inl, rms, H[0], frame_out)
+    return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms)
 
 
 def _shift_maps(shift):
@@ -323,82 +309,3 @@ def _shift_maps(shift):
     S = np.tile(np.eye(2), (4, 1, 1))
     S[:, 0, 1] = shift
     return S
-
-
-def _gauge_complement(C) -> np.ndarray:
-    """Orthonormal basis (16, 13) of the directions of ``C`` that change its principal minors
-    to first order: the complement of the tangent of the orbit ``D^{-1} C D``."""
-    tangents = np.stack([(C[:, [k]] * (np.arange(4) == k)) - (C[[k], :] * (np.arange(4) == k)
-                                                              [:, None]) for k in range(4)])
-    U, s, _ = np.linalg.svd(tangents.reshape(4, 16).T, full_matrices=True)
-    rank = int(np.sum(s > 1e-12 * max(s[0], 1e-300)))
-    return U[:, rank:]
-
-
-def prediction_spread(fit: VarietyFit, points1, points2, *, rng=0, n_probes: int = 200
-                      ) -> float:
-    r"""How uncertain the fitted tensor is where the data do not constrain it, in units of the
-    noise: the median standard deviation of the Sampson distance of probe correspondences,
-    propagated from the covariance :math:`\hat\sigma^2 (J^T J)^{-1}` of the fit, divided by
-    :math:`\hat\sigma`.
-
-    A probe pairs the first pixel of one inlier with the point of its epipolar curve at the
-    :math:`x'` of another inlier: a correspondence the fitted tensor predicts, away from the
-    data. When the data determine the tensor (13 degrees of freedom) the spread is of order
-    :math:`\sqrt{13 / n}`; when they leave a family of tensors (all points on one plane or
-    line, identical cameras, pushbroom strips on one flight line) it is many times the noise.
-
-    Parameters
-    ----------
-    fit : VarietyFit
-    points1, points2 : (N, 2) ndarray
-        The correspondences of the fit.
-    rng : None, int or numpy.random.Generator
-    n_probes : int
-
-    Returns
-    -------
-    float
-        ``inf`` when the Gauss--Newton matrix is singular in a non-gauge direction.
-    """
-    from .._checks import check_rng
-
-    rng = check_rng(rng)
-    idx = np.flatnonzero(fit.inliers)
-    dof = len(idx) - 13
-    if dof <= 0:
-        return np.inf
-    sigma2 = max(float(np.sum(fit.distances[idx] ** 2)) / dof, 1e-24)
-    Q = _gauge_complement(fit.C)
-    H = Q.T @ fit.hessian @ Q
-    w, V = np.linalg.eigh(H)
-    if w[0] <= 1e-14 * max(w[-1], 1e-300):
-        return np.inf
-    cov = sigma2 * (Q @ V / w) @ (V.T @ Q.T)
-    # Probes in the fit's frame: x = frame @ [pixel, 1].
-    p1, p2 = np.asarray(points1, dtype=float), np.asarray(points2, dtype=float)
-    cols = np.stack([p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]])
-    g = fit.frame[:, 0, 0, None] * cols + fit.frame[:, 0, 1, None]
-    m = min(n_probes, len(idx))
-    i = rng.choice(idx, m, replace=False)
-    j = rng.choice(idx, m, replace=True)
-    M = principal_minor_tensor(fit.C).reshape(4, 4)
-    a = np.stack([g[0, i] * g[1, i], g[0, i], g[1, i], np.ones(m)])
-    u = a.T @ M  # e = u0 x'y' + u1 x' + u2 y' + u3
-    xp = g[2, j]
-    den = u[:, 0] * xp + u[:, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        yp = -(u[:, 1] * xp + u[:, 3]) / den
-    lo, hi = g[3, idx].min(), g[3, idx].max()
-    span = hi - lo
-    ok = np.isfinite(yp) & (yp > lo - 0.5 * span) & (yp < hi + 0.5 * span)
-    if ok.sum() < 10:
-        return np.inf
-    probes = [g[0, i[ok]], g[1, i[ok]], xp[ok], yp[ok]]
-    res = _Residuals(probes, fit.frame[:, 0, 0])
-    _, Jc = principal_minor_jacobian(fit.C[None])
-    f = principal_minor_tensor(fit.C).reshape(1, 16)
-    _, Jd = res.jacobian(f)
-    J = Jd[0] @ Jc[0].T  # (m, 16): derivatives of the probe distances by the entries of C
-    var = np.einsum("mp,pq,mq->m", J, cov, J)
-    return float(np.median(np.sqrt(np.maximum(var, 0.0))) / np.sqrt(sigma2))
