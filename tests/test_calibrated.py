@@ -98,6 +98,7 @@ def test_too_few_correspondences():
 # --------------------------------------------------------------------------------------
 
 from xslit.sfm import calibrated_two_view, refine_metric_pose  # noqa: E402
+from xslit.synthetic import random_rig_correspondences  # noqa: E402
 
 #: The README's intrinsics (Proposition 1), with the slit distance d varied by the family.
 README = {"fu": 800, "fv": 600, "u0": 320, "v0": 240, "theta": np.radians(80)}
@@ -113,19 +114,11 @@ def readme_scene(seed, n=300, *, sigma=0.5, outlier_ratio=0.0, d=1.5,
     rvec, tvec = np.asarray(rvec, float), np.asarray(tvec, float)
     cam1 = xslit.composeTwoSlitProjection(intr, np.zeros(3), np.zeros(3))
     cam2 = xslit.composeTwoSlitProjection(intr, rvec, tvec)
-    rng = np.random.default_rng(seed)
-    X = np.column_stack([rng.uniform(-half[0], half[0], n), rng.uniform(-half[1], half[1], n),
-                         rng.uniform(*depth, n)])
-    p1 = cam1.project(X) + rng.normal(scale=sigma, size=(n, 2))
-    p2 = cam2.project(X) + rng.normal(scale=sigma, size=(n, 2))
-    inl = np.ones(n, bool)
-    k = round(outlier_ratio * n)
-    if k:
-        idx = rng.choice(n, k, replace=False)
-        p2[idx] = rng.uniform([0, 0], [640, 480], size=(k, 2))
-        inl[idx] = False
-    return {"intr": intr, "cam1": cam1, "cam2": cam2, "rvec": rvec, "tvec": tvec, "X": X,
-            "p1": p1, "p2": p2, "inliers": inl}
+    s = random_rig_correspondences(cam1, cam2, n, [-half[0], -half[1], depth[0]],
+                                   [half[0], half[1], depth[1]], sigma=sigma,
+                                   outlier_ratio=outlier_ratio, rng=seed)
+    return {"intr": intr, "cam1": cam1, "cam2": cam2, "rvec": rvec, "tvec": tvec, "X": s["X"],
+            "p1": s["points1"], "p2": s["points2"], "inliers": s["inliers"]}
 
 
 def yardstick(s):

@@ -58,6 +58,7 @@ from bench_find_tensor import THRESHOLD, make_two_slit_scene
 import xslit
 from xslit.cameras import compose_two_slit
 from xslit.geometry.projective import matrix_from_rvec
+from xslit.synthetic import random_rig_correspondences
 
 
 def rotation_error_deg(R, R_true) -> float:
@@ -139,18 +140,10 @@ def family_scene(seed, n=300):
                                                    theta=np.radians(80), d=d)
     cam1 = xslit.composeTwoSlitProjection(intr, np.zeros(3), np.zeros(3))
     cam2 = xslit.composeTwoSlitProjection(intr, rvec, tvec)
-    pts = np.random.default_rng(seed)
-    X = np.column_stack([pts.uniform(-0.5 * near, 0.5 * near, n),
-                         pts.uniform(-0.375 * near, 0.375 * near, n),
-                         pts.uniform(near, 2 * near, n)])
-    p1 = cam1.project(X) + pts.normal(scale=0.5, size=(n, 2))
-    p2 = cam2.project(X) + pts.normal(scale=0.5, size=(n, 2))
-    inl = np.ones(n, bool)
-    k = round(outliers * n)
-    if k:
-        idx = pts.choice(n, k, replace=False)
-        p2[idx] = pts.uniform([0, 0], [640, 480], size=(k, 2))
-        inl[idx] = False
+    s = random_rig_correspondences(cam1, cam2, n, [-0.5 * near, -0.375 * near, near],
+                                   [0.5 * near, 0.375 * near, 2 * near], sigma=0.5,
+                                   outlier_ratio=outliers, rng=seed)
+    p1, p2, inl = s["points1"], s["points2"], s["inliers"]
     return intr, rvec, tvec, p1, p2, inl, d, near, outliers
 
 

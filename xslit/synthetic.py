@@ -56,6 +56,7 @@ __all__ = [
     "random_projective_transform",
     "random_pushbroom_camera",
     "random_pushbroom_intrinsics",
+    "random_rig_correspondences",
     "random_rotation",
     "random_sweep_scene",
     "random_two_slit_camera",
@@ -176,6 +177,59 @@ def random_projective_transform(rng=None) -> np.ndarray:
     rng = check_rng(rng)
     H = np.eye(4) + 0.3 * rng.normal(size=(4, 4))
     return H
+
+
+def random_rig_correspondences(camera1, camera2, n: int, low, high, *, sigma: float = 0.0,
+                                outlier_ratio: float = 0.0, image_size=(640, 480), rng=None):
+    """Correspondences of a fixed rig: points uniform in the box ``[low, high]``, Gaussian
+    noise of ``sigma`` pixels per coordinate, and a fraction of pairs whose second pixel is
+    replaced by a uniform pixel of ``image_size`` (outliers).
+
+    Parameters
+    ----------
+    camera1, camera2 : TwoSlitCamera
+    n : int
+    low, high : (3,) array_like
+        Corners of the box, in world coordinates.
+    sigma : float
+    outlier_ratio : float in [0, 1]
+    image_size : (width, height)
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    dict
+        ``X`` (n, 3), ``points1``, ``points2`` (n, 2) and ``inliers`` (n,) bool.
+
+    Examples
+    --------
+    >>> from xslit.cameras import TwoSlitCamera
+    >>> a = TwoSlitCamera([[1, 0, 0, 0], [0, 0, 1, 0]], [[0, 2, 0, 0], [0, 0, 1, 1]])
+    >>> b = TwoSlitCamera([[1, 0, 0, 1], [0, 0, 1, 0]], [[0, 1, 0, 0], [0, 0, 1, 2]])
+    >>> s = random_rig_correspondences(a, b, 20, [-1, -1, 4], [1, 1, 8], rng=0)
+    >>> bool(np.allclose(s["points1"], a.project(s["X"])))
+    True
+    """
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    low = check_array("low", low).reshape(3)
+    high = check_array("high", high).reshape(3)
+    if not np.all(np.isfinite(low) & np.isfinite(high) & (low <= high)):
+        raise ValueError(f"low and high must be finite with low <= high, got {low} and {high}")
+    if not 0.0 <= outlier_ratio <= 1.0:
+        raise ValueError(f"outlier_ratio must be in [0, 1], got {outlier_ratio!r}")
+    if not (np.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
+    X = np.column_stack([rng.uniform(low[k], high[k], n) for k in range(3)])
+    p1 = camera1.project(X) + rng.normal(scale=sigma, size=(n, 2))
+    p2 = camera2.project(X) + rng.normal(scale=sigma, size=(n, 2))
+    inliers = np.ones(n, bool)
+    k = round(outlier_ratio * n)
+    if k:
+        idx = rng.choice(n, k, replace=False)
+        p2[idx] = rng.uniform([0, 0], image_size, size=(k, 2))
+        inliers[idx] = False
+    return {"X": X, "points1": p1, "points2": p2, "inliers": inliers}
 
 
 def random_two_view_scene(rng=None, n: int = 300, *, image_size: int = 1000,
