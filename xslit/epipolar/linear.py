@@ -303,6 +303,13 @@ def solve_linear(points1, points2, weights=None) -> tuple[np.ndarray, float]:
     return denormalize(f, Ts), cond
 
 
+#: Entries of ``F.ravel()`` (index ``4 i + k`` of ``kron(a, c)``) on which the derivatives of
+#: a design row along ``x, y, x', y'`` are non-zero, in the order of the blocks
+#: :func:`taubin_matrices` stacks; as flat indices of the 8 x 8 blocks they fill in ``N``.
+_TAUBIN_ROWS = tuple((16 * r[:, None] + r).ravel() for r in (
+    np.r_[0:8], np.r_[0:4, 8:12], np.r_[0:16:4, 1:16:4], np.r_[0:16:4, 2:16:4]))
+
+
 def taubin_matrices(normalized, scales, weights=None) -> tuple[np.ndarray, np.ndarray]:
     r"""The moment matrices of Taubin's fit of eq. linF: :math:`M = \sum_i w_i d_i d_i^T` and
     :math:`N = \sum_i w_i \sum_k s_k^2\, \partial_k d_i\, \partial_k d_i^T`.
@@ -324,15 +331,29 @@ def taubin_matrices(normalized, scales, weights=None) -> tuple[np.ndarray, np.nd
     -------
     M, N : (16, 16) ndarray
     """
-    from .tensor import sampson_operator
-
-    x, y, xp, yp = normalized
-    G = sampson_operator(np.stack([x, y], axis=1), np.stack([xp, yp], axis=1))
-    if weights is not None:
-        G = G * np.sqrt(np.asarray(weights, dtype=float))[None, :, None]
+    x, y, xp, yp = (np.asarray(v, dtype=float) for v in normalized)
     s2 = np.square(np.asarray(scales, dtype=float))
-    M = G[0].T @ G[0]
-    N = sum(s2[k] * (G[k + 1].T @ G[k + 1]) for k in range(4))
+    sw = None if weights is None else np.sqrt(np.asarray(weights, dtype=float))
+    M, N = np.zeros((16, 16)), np.zeros((16, 16))
+    # The design row is kron(a, c) with a = [xy, x, y, 1], c = [x'y', x', y', 1]; each
+    # derivative changes one factor to a vector with two non-zero entries, so its row has 8
+    # non-zero entries: d/dx -> kron([y, 1, 0, 0], c), d/dy -> kron([x, 0, 1, 0], c),
+    # d/dx' -> kron(a, [y', 1, 0, 0]), d/dy' -> kron(a, [x', 0, 1, 0]). Chunks of the points
+    # keep the temporaries small (fresh large arrays cost a page fault per page).
+    for lo in range(0, len(x), 2048):
+        sl = slice(lo, lo + 2048)
+        xs, ys, xps, yps = x[sl], y[sl], xp[sl], yp[sl]
+        one = np.ones_like(xs) if sw is None else sw[sl]
+        a = np.stack([xs * ys, xs, ys, np.ones_like(xs)]) * one  # the weight rides on a
+        c = np.stack([xps * yps, xps, yps, np.ones_like(xs)])
+        D = (a[:, None] * c[None]).reshape(16, -1)
+        M += D @ D.T
+        for k, (E, rows) in enumerate((
+                (np.concatenate([ys * one * c, one * c]), _TAUBIN_ROWS[0]),
+                (np.concatenate([xs * one * c, one * c]), _TAUBIN_ROWS[1]),
+                (np.concatenate([a * yps, a]), _TAUBIN_ROWS[2]),
+                (np.concatenate([a * xps, a]), _TAUBIN_ROWS[3]))):
+            N.flat[rows] += s2[k] * (E @ E.T).ravel()
     return M, N
 
 

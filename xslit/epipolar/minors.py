@@ -217,59 +217,71 @@ def _quadratic_roots(a, b, c):
     return np.stack([r1, r2], axis=-1)
 
 
+#: Sign ``(-1)^|S|`` of each entry of ``F.ravel()`` as a principal minor (``S``: the zero
+#: indices), and which root of each quadratic the 8 candidates take (pairs (1, 2), (1, 3), (2, 3)).
+_MINOR_SIGN = (-1.0) ** np.count_nonzero(_SUBSETS == 0, axis=1)
+_ROOT_CHOICE = dict(zip(((1, 2), (1, 3), (2, 3)),
+                        np.array(list(itertools.product((0, 1), repeat=3))).T, strict=True))
+
+
+def _flat_index(S) -> int:
+    """Position in ``F.ravel()`` of the principal minor ``det C[S, S]`` (1-based ``S``)."""
+    idx = [1, 1, 1, 1]
+    for s in S:
+        idx[s - 1] = 0
+    return 8 * idx[0] + 4 * idx[1] + 2 * idx[2] + idx[3]
+
+
 def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
     r"""The 8 candidate matrices :math:`C` of the appendix algorithm, with their residuals.
 
     Parameters
     ----------
-    F : (2, 2, 2, 2) array_like
-        Any scale; it is normalised to ``F[1, 1, 1, 1] = 1`` (the empty minor).
+    F : (..., 2, 2, 2, 2) array_like
+        Any scale; it is normalised to ``F[1, 1, 1, 1] = 1`` (the empty minor). Leading axes
+        are a batch (one vectorised pass for several tensors, e.g. one tensor read off in
+        several frames).
 
     Returns
     -------
-    C : (8, 4, 4) ndarray
+    C : (..., 8, 4, 4) ndarray
         In the gauge ``c12 = c13 = c14 = 1``. Rows with non-finite entries mean the tensor is
         degenerate for this gauge (a division by zero).
-    residual : (8,) ndarray
+    residual : (..., 8) ndarray
         Relative mismatch of the two unused entries :math:`f_{1111}, f_{2111}` (all 16 entries
         are compared; the 14 used ones match by construction on exact input).
     """
     F = np.asarray(F, dtype=float)
-    f = F / F[1, 1, 1, 1]
+    lead = F.shape[:-4]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        f = F.reshape(*lead, 16) / F[..., 1, 1, 1, 1, None]
+    signed = f * _MINOR_SIGN  # principal minor det C[S, S] at the flat index of S
 
     def m(*S):  # principal minor det C[S, S] from F (1-based S)
-        idx = [1, 1, 1, 1]
-        for s in S:
-            idx[s - 1] = 0
-        return (-1.0) ** len(S) * f[tuple(idx)]
+        return signed[..., _flat_index(S)]
 
-    c = np.full((4, 4), np.nan)
-    c[0, 1:] = 1.0
+    c = np.full((*lead, 4, 4), np.nan)
+    c[..., 0, 1:] = 1.0
     for p in range(4):
-        c[p, p] = m(p + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+        c[..., p, p] = m(p + 1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for p in (1, 2, 3):
-            c[p, 0] = (c[0, 0] * c[p, p] - m(1, p + 1)) / c[0, p]
-    roots = []
-    pairs = ((1, 2), (1, 3), (2, 3))
-    for p, q in pairs:
-        P = c[p, p] * c[q, q] - m(p + 1, q + 1)  # c_pq c_qp
-        r = (m(1, p + 1, q + 1) - c[0, 0] * m(p + 1, q + 1) + c[0, p] * c[p, 0] * c[q, q]
-             + c[0, q] * c[p, p] * c[q, 0])
-        # c1q cp1 z^2 - r z + c1p cq1 P = 0 for z = c_qp; then c_pq = P / z.
-        roots.append(_quadratic_roots(c[0, q] * c[p, 0], -r, c[0, p] * c[q, 0] * P))
-    Cs = np.repeat(c[None], 8, axis=0)
-    for n, choice in enumerate(itertools.product((0, 1), repeat=3)):
-        for (p, q), rr, ch in zip(pairs, roots, choice, strict=True):
-            z = rr[ch]
-            P = c[p, p] * c[q, q] - m(p + 1, q + 1)
-            Cs[n, q, p] = z
-            with np.errstate(divide="ignore", invalid="ignore"):
-                Cs[n, p, q] = P / z
-    with np.errstate(invalid="ignore", over="ignore"):
+            c[..., p, 0] = (c[..., 0, 0] * c[..., p, p] - m(1, p + 1)) / c[..., 0, p]
+        Cs = np.repeat(c[..., None, :, :], 8, axis=-3)
+        for p, q in ((1, 2), (1, 3), (2, 3)):
+            P = c[..., p, p] * c[..., q, q] - m(p + 1, q + 1)  # c_pq c_qp
+            r = (m(1, p + 1, q + 1) - c[..., 0, 0] * m(p + 1, q + 1)
+                 + c[..., 0, p] * c[..., p, 0] * c[..., q, q]
+                 + c[..., 0, q] * c[..., p, p] * c[..., q, 0])
+            # c1q cp1 z^2 - r z + c1p cq1 P = 0 for z = c_qp; then c_pq = P / z.
+            z = _quadratic_roots(c[..., 0, q] * c[..., p, 0], -r,
+                                 c[..., 0, p] * c[..., q, 0] * P)[..., _ROOT_CHOICE[(p, q)]]
+            Cs[..., q, p] = z
+            Cs[..., p, q] = P[..., None] / z
         pred = principal_minor_tensor(np.nan_to_num(Cs, nan=0.0, posinf=0.0, neginf=0.0))
-        res = np.linalg.norm((pred - f).reshape(8, 16), axis=1) / np.linalg.norm(f)
-    res[~np.isfinite(Cs).all(axis=(1, 2))] = np.inf
+        res = (np.linalg.norm(pred.reshape(*lead, 8, 16) - f[..., None, :], axis=-1)
+               / np.linalg.norm(f, axis=-1)[..., None])
+    res[~np.isfinite(Cs).all(axis=(-2, -1))] = np.inf
     return Cs, res
 
 

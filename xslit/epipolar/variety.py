@@ -9,17 +9,25 @@ all :math:`2 \times 2 \times 2 \times 2` tensors; the epipolar tensors of camera
 
 where :math:`C` is defined up to a diagonal similarity :math:`D^{-1} C D` (3 degrees of
 freedom: 16 - 3 = 13). :func:`refine_on_variety` minimises the sum of squared Sampson
-distances (in pixels) of the inliers over :math:`C` by Levenberg--Marquardt, so the returned
-tensor is exactly the tensor of a camera pair and fits the data as well as that model allows.
+distances (in pixels) of the inliers over :math:`C`, so the returned tensor is exactly the
+tensor of a camera pair and fits the data as well as that model allows.
 
 Starts matter: the Sampson cost has local minima, and the two candidates of the appendix
 algorithm that reproduce the unused entries of a *linear* estimate best are not always in
 the basin of the optimum (a linear estimate is off the variety). All eight candidate matrices
-of the algorithm are used as starts, read off in several affine frames of the image axes
-(each shift of the origin gives a different principal-minor read-off of the same tensor),
-polished briefly on a subset of the inliers; the best ones are polished to convergence on all
-of them, and the winner is chosen by its truncated (MSAC) Sampson loss on all
-correspondences.
+of the algorithm are read off in several affine frames of the image axes (each shift of the
+origin gives a different principal-minor read-off of the same tensor) and ranked by their
+Sampson cost on a few of the inliers; the best are polished, and the winner is chosen by its
+cost.
+
+The polish is Levenberg--Marquardt with a small initial damping: near the optimum it takes
+Gauss--Newton steps, which converge in two to four iterations where a strongly damped start
+crawls along the weakly determined directions of :math:`C` for tens of iterations. Its
+normal equations cost one ``16 x n`` product per iteration: the derivative of a Sampson
+distance with respect to the tensor is a sum of two Kronecker products of 4-vectors
+(:meth:`_Residuals.normal_equations`), so neither the ``(5, n, 16)`` operator of
+:func:`~xslit.epipolar.tensor.sampson_operator` nor the ``n x 16`` Jacobian in :math:`C` is
+formed. With many inliers the polish starts on a random subset of them and finishes on all.
 
 Residuals are evaluated in centred and scaled image coordinates (per axis) with the gradient
 converted back to pixels, so the distances are in pixels and no precision is lost on large
@@ -32,15 +40,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._scratch import Scratch
 from .linear import normalize_axes
 from .minors import candidate_matrices, principal_minor_jacobian, principal_minor_tensor
-from .tensor import (
-    SampsonRows,
-    kron_modes,
-    sampson_distance_op,
-    sampson_jacobian_op,
-    sampson_operator,
-)
+from .tensor import kron_modes
 
 __all__ = ["VarietyFit", "refine_on_variety"]
 
@@ -50,6 +53,9 @@ __all__ = ["VarietyFit", "refine_on_variety"]
 #: do), and each frame gives different starts.
 _FRAME_SHIFTS = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0], [3.0, 0.0, 0.0, -3.0],
                           [0.0, 3.0, -3.0, 3.0]])
+
+#: Inlier rows on which the candidate starts are ranked.
+_RANKING_ROWS = 128
 
 
 @dataclass
@@ -67,28 +73,97 @@ class VarietyFit:
 
 
 class _Residuals:
-    """Sampson distances in pixels of tensors given in normalised coordinates, and their
-    derivatives: :func:`~xslit.epipolar.tensor.sampson_distance_op` and
-    :func:`~xslit.epipolar.tensor.sampson_jacobian_op` with the gradient rows of the
-    operator scaled to pixels (``x_n = s (x - m)`` gives ``de/dx = s de/dx_n``)."""
+    r"""Signed Sampson distances in pixels of tensors given in normalised coordinates, and
+    the Gauss--Newton normal equations of their squares.
+
+    With :math:`a = [xy, x, y, 1]`, :math:`c = [x'y', x', y', 1]` (normalised coordinates)
+    and ``M`` the 4 x 4 unfolding of ``f``, the residual is :math:`e = a^T M c = (a \otimes
+    c)^T f`; its derivatives along the axes are read off :math:`a^T M` and :math:`M c`
+    (:class:`~xslit.epipolar.tensor.SampsonRows`) and converted to pixels by the axis scales
+    ``s_k`` (``x_n = s (x - m)`` gives ``de/dx = s de/dx_n``). The distance is
+    :math:`d = e / g` with :math:`g^2 = \sum_k s_k^2 e_k^2`, and
+
+    .. math:: \frac{\partial d}{\partial f} = \frac{1}{g}\Big(a \otimes c
+              - \frac{e}{g^2} \sum_k s_k^2 e_k\, \partial_k (a \otimes c)\Big)
+              = u \otimes c + a \otimes v,
+
+    since the derivatives of ``a`` (along ``x, y``) and of ``c`` (along ``x', y'``) touch one
+    factor each: ``u`` and ``v`` are 4-vectors per correspondence.
+    """
 
     def __init__(self, normalized, scales):
-        G = sampson_operator(np.stack(normalized[:2], axis=1), np.stack(normalized[2:], axis=1))
-        G[1:] *= np.asarray(scales, dtype=float)[:, None, None]
-        self.G = G
+        x, y, xp, yp = (np.ascontiguousarray(v, dtype=float) for v in normalized)
+        self.x, self.y, self.xp, self.yp = x, y, xp, yp
+        one = np.ones_like(x)
+        self.a = np.stack([x * y, x, y, one])
+        self.c = np.stack([xp * yp, xp, yp, one])
+        self.s2 = np.square(np.asarray(scales, dtype=float))
+        self._scratch = Scratch()
 
-    def subset(self, rows):
-        sub = object.__new__(_Residuals)
-        sub.G = np.ascontiguousarray(self.G[:, rows])
-        return sub
+    def __len__(self):
+        return len(self.x)
 
-    def distances(self, f):
-        """Signed distances ``(B, N)`` of tensors ``f`` ``(B, 16)``."""
-        return sampson_distance_op(self.G, f, signed=True)
+    def subset(self, rows) -> _Residuals:
+        """The evaluator of the correspondences ``rows`` (indices)."""
+        return _Residuals((self.x[rows], self.y[rows], self.xp[rows], self.yp[rows]),
+                          np.sqrt(self.s2))
 
-    def jacobian(self, f):
-        """Distances ``(B, N)`` and their derivatives ``(B, N, 16)`` with respect to ``f``."""
-        return sampson_jacobian_op(self.G, f)
+    def _parts(self, f):
+        """Residuals ``e`` and squared pixel gradient norms ``g^2`` (fresh, ``(B, n)``) of
+        tensors ``f`` ``(B, 16)``, and the derivatives ``e_x, e_y, e_x', e_y'`` in normalised
+        coordinates (scratch)."""
+        M = f.reshape(-1, 4, 4)
+        shape = (len(M), 4, len(self.x))
+        aM = np.matmul(np.swapaxes(M, 1, 2), self.a, out=self._scratch.get("aM", shape))
+        Mc = np.matmul(M, self.c, out=self._scratch.get("Mc", shape))
+        e = np.einsum("bkn,kn->bn", aM, self.c)
+        grads = self._scratch.get("grads", (4, *shape[::2]))
+        g2 = np.zeros(e.shape)
+        for k, (u, v, w) in enumerate(((Mc[:, 0], self.y, Mc[:, 1]), (Mc[:, 0], self.x, Mc[:, 2]),
+                                       (aM[:, 0], self.yp, aM[:, 1]),
+                                       (aM[:, 0], self.xp, aM[:, 2]))):
+            gk = np.multiply(u, v, out=grads[k])
+            gk += w
+            g2 += self.s2[k] * gk * gk
+        np.maximum(g2, 1e-300, out=g2)
+        return e, g2, grads
+
+    def distances(self, f) -> np.ndarray:
+        """Signed distances ``(B, n)`` of tensors ``f`` ``(B, 16)``."""
+        e, g2, _ = self._parts(np.asarray(f, dtype=float))
+        np.sqrt(g2, out=g2)
+        e /= g2
+        return e
+
+    def normal_equations(self, f):
+        """Signed distances ``d`` ``(n,)`` of one tensor ``f`` ``(16,)``, and ``J^T J`` (16, 16)
+        and ``J^T d`` (16,) with ``J`` ``(n, 16)`` their derivatives with respect to ``f``."""
+        e, g2, grads = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
+        e, g2, (ex, ey, exp, eyp) = e[0], g2[0], grads[:, 0]
+        n = len(e)
+        ig = 1.0 / np.sqrt(g2)
+        d = e * ig
+        w = d * ig * ig  # e / g^3
+        px, py = (self.s2[0] * w) * ex, (self.s2[1] * w) * ey
+        u, v = self._scratch.get("u", (4, n)), self._scratch.get("v", (4, n))
+        # u = a / g - (e / g^3) (s_x^2 e_x [y, 1, 0, 0] + s_y^2 e_y [x, 0, 1, 0])
+        np.multiply(self.x, ig, out=u[1])
+        u[1] -= px
+        np.multiply(self.y, ig, out=u[2])
+        u[2] -= py
+        np.multiply(self.y, u[1], out=u[0])  # xy / g - px y - py x
+        u[0] -= py * self.x
+        u[3] = ig
+        # v = -(e / g^3) (s_x'^2 e_x' [y', 1, 0, 0] + s_y'^2 e_y' [x', 0, 1, 0])
+        np.multiply(exp, -self.s2[2] * w, out=v[1])
+        np.multiply(eyp, -self.s2[3] * w, out=v[2])
+        np.multiply(self.yp, v[1], out=v[0])
+        v[0] += v[2] * self.xp
+        v[3] = 0.0
+        J = np.multiply(u[:, None], self.c[None], out=self._scratch.get("J", (4, 4, n)))
+        J += np.multiply(self.a[:, None], v[None], out=self._scratch.get("Jv", (4, 4, n)))
+        J = J.reshape(16, n)
+        return d, J @ J.T, J @ d
 
 
 def _balance(C):
@@ -106,77 +181,94 @@ def _balance(C):
     return C
 
 
-def _levenberg_marquardt(res, C, K, iterations, tol=1e-7):
-    """Batched Levenberg--Marquardt on ``C`` ``(B, 4, 4)`` minimising the squared distances of
-    ``res`` of the tensors ``minors(C) @ K`` (``K`` ``(B, 16, 16)``, frame to normalised
-    coordinates). Returns ``C`` and the costs ``(B,)``."""
-    B = len(C)
+def _levenberg_marquardt(res, C, K, iterations):
+    """Levenberg--Marquardt on one ``C`` (4, 4) minimising the squared distances of ``res`` of
+    the tensor ``minors(C) @ K`` (``K`` (16, 16), frame to normalised coordinates). Returns
+    ``C`` and its cost.
+
+    The damping starts at ``1e-9`` of the diagonal (a Gauss--Newton step, kept only when it
+    lowers the cost) and grows tenfold per rejected step. The three directions of the
+    diagonal similarity leave the cost unchanged; the damping keeps the system regular and
+    their step components at rounding level. Converged when a step gains less than a
+    thousandth of the mean squared distance (the optimum's own statistical uncertainty is of
+    the order of that mean per degree of freedom).
+    """
     f, Jc = principal_minor_jacobian(C)
-    d, Jd = res.jacobian(_apply(f, K))
-    cost = np.einsum("bn,bn->b", d, d)
-    lam = np.full(B, 1e-4)
-    active = np.ones(B, bool)
+    d, Hf, gf = res.normal_equations(f @ K)
+    cost = float(d @ d)
+    tol = 1e-3 * cost / len(d)
+    lam = 1e-9
     for _ in range(iterations):
-        Jf = Jc @ K  # (B, 16 params, 16 entries)
-        J = Jd @ np.swapaxes(Jf, 1, 2)  # (B, N, 16)
-        H = np.swapaxes(J, 1, 2) @ J
-        g = np.einsum("bnp,bn->bp", J, d)
-        diag = np.einsum("bpp->bp", H)
-        A = H + lam[:, None, None] * (np.eye(16) * (diag[:, None, :] + 1e-12 * diag.max(
-            axis=1, keepdims=True)[:, None, :]))
+        Jf = (Jc @ K).reshape(16, 16)  # rows: derivatives of the tensor by each entry of C
+        H = Jf @ Hf @ Jf.T
+        g = Jf @ gf
+        diag = np.diag(H)
+        A = H + np.diag(lam * (diag + 1e-12 * diag.max()))
         try:
-            step = -np.linalg.solve(A, g[..., None])[..., 0]
+            step = np.linalg.solve(A, g)
         except np.linalg.LinAlgError:
-            step = -np.linalg.lstsq(A[0], g[0], rcond=None)[0][None] if B == 1 else \
-                np.zeros_like(g)
-        step[~active] = 0.0
-        Cn = C + step.reshape(B, 4, 4)
-        fn, Jcn = principal_minor_jacobian(Cn)
-        dn, Jdn = res.jacobian(_apply(fn, K))
-        new = np.einsum("bn,bn->b", dn, dn)
-        ok = (new < cost) & active & np.isfinite(new)
-        conv = ok & (cost - new <= tol * cost) & (lam <= 1e-2)
-        stuck = ~ok & active & (lam > 1e8)
-        C = np.where(ok[:, None, None], Cn, C)
-        Jc = np.where(ok[:, None, None], Jcn, Jc)
-        d = np.where(ok[:, None], dn, d)
-        Jd = np.where(ok[:, None, None], Jdn, Jd)
-        cost = np.where(ok, new, cost)
-        lam = np.where(ok, lam / 4.0, lam * 8.0)
-        active &= ~(conv | stuck)
-        if not active.any():
+            step = np.linalg.lstsq(A, g, rcond=None)[0]
+        Cn = C - step.reshape(4, 4)
+        dn = res.distances((principal_minor_tensor(Cn).reshape(16) @ K)[None])[0]
+        new = float(dn @ dn)
+        if not new < cost:  # also NaN
+            lam *= 10.0
+            if lam > 1e8:
+                break
+            continue
+        converged = cost - new <= tol
+        C, cost, lam = Cn, new, lam / 10.0
+        if converged:
             break
+        f, Jc = principal_minor_jacobian(C)
+        d, Hf, gf = res.normal_equations(f @ K)
     return C, cost
 
 
-def _starts(f_n, frames_K):
+def _shift_maps(shift):
+    """The four maps ``[x + shift_k, 1] = S_k [x, 1]``, (4, 2, 2)."""
+    S = np.tile(np.eye(2), (4, 1, 1))
+    S[:, 0, 1] = shift
+    return S
+
+
+#: The tensor maps of the frames in which the starts are read off, and their inverses.
+_FRAMES = np.stack([kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS])
+_FRAMES_INV = np.linalg.inv(_FRAMES)
+
+
+def _starts(f_n):
     """Candidate matrices (balanced) and their frame maps for the normalised tensor ``f_n``."""
-    Cs, Ks = [], []
-    for Kg in frames_K:
-        fg = f_n @ np.linalg.inv(Kg)
-        if abs(fg[-1]) < 1e-10 * np.abs(fg).max():
-            continue
-        with np.errstate(all="ignore"):
-            C, _ = candidate_matrices(fg.reshape(2, 2, 2, 2))
-        good = np.all(np.isfinite(C), axis=(1, 2)) & (np.abs(C).max(axis=(1, 2)) < 1e8)
-        Cs.append(C[good])
-        Ks.extend([Kg] * int(good.sum()))
-    if not Ks:
+    fg = f_n @ _FRAMES_INV  # (frames, 16)
+    use = np.abs(fg[:, -1]) >= 1e-10 * np.abs(fg).max(axis=1)
+    if not use.any():
         return np.zeros((0, 4, 4)), np.zeros((0, 16, 16))
-    return _balance(np.concatenate(Cs)), np.stack(Ks)
+    C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2))  # (frames, 8, 4, 4)
+    with np.errstate(invalid="ignore"):
+        good = np.all(np.isfinite(C), axis=(-2, -1)) & (np.abs(C).max(axis=(-2, -1)) < 1e8)
+    Ks = np.broadcast_to(_FRAMES[use][:, None], (*good.shape, 16, 16))
+    return _balance(C[good]), Ks[good]
 
 
-def _apply(f, K):
-    """Row-wise products ``f[b] @ K[b]`` of ``f`` ``(B, 16)`` and ``K`` ``(B, 16, 16)``."""
-    return (f[:, None, :] @ K)[:, 0]
-
-
-def _msac(d, threshold):
-    return np.minimum(d * d, threshold * threshold).sum(axis=-1)
+def _distinct_best(costs, tensors, count):
+    """Indices of the ``count`` best starts by ``costs`` with distinct ``tensors`` (B, 16):
+    ``C`` and its transposed twin ``D^{-1} C^T D``, both among the candidates, have the
+    same principal minors."""
+    unit = tensors / np.linalg.norm(tensors, axis=1, keepdims=True)
+    keep = []
+    for b in np.argsort(costs, kind="stable"):
+        if not np.isfinite(costs[b]):
+            break
+        if all(min(np.linalg.norm(unit[b] - unit[k]), np.linalg.norm(unit[b] + unit[k])) > 1e-8
+               for k in keep):
+            keep.append(b)
+            if len(keep) == count:
+                break
+    return np.array(keep or [int(np.argmin(costs))], dtype=int)
 
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
-                      frame=None, subset_size: int = 400, n_starts: int = 2,
+                      frame=None, subset_size: int = 400, n_starts: int = 1,
                       iterations: int = 20, rounds: int = 3) -> VarietyFit:
     r"""Polish a tensor (typically a linear estimate) to the maximum-likelihood tensor on the
     variety of epipolar tensors, by the Sampson distance.
@@ -198,19 +290,21 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         Correspondences to fit (default all).
     threshold : float, optional
         Inlier threshold in pixels: the inlier set is re-selected from all correspondences
-        after each round (up to ``rounds``), and starts are compared by their truncated
-        quadratic (MSAC) loss. Without it, ``inliers`` is kept and starts are compared by
-        their sum of squared distances on it.
+        after each polish (up to ``rounds``) and polished again. Without it, ``inliers`` is
+        kept.
     rng : None, int or numpy.random.Generator
-        Chooses the subset of the inliers on which the starts are polished.
+        Chooses the subset of the inliers on which the starts are polished first.
     frame : (4, 2, 2) array_like, optional
         Per-axis maps ``[x_f, 1] = frame[k] @ [x, 1]`` of the coordinates ``F`` is given in
         (default: pixels). A start in normalised coordinates keeps its precision when the
-        pixel coordinates are large.
+        pixel coordinates are large. When every map is a normalisation ``x_f = s (x - m)``
+        with ``s > 0`` (as :func:`~xslit.epipolar.linear.normalize_axes` returns), the polish
+        works in that frame; otherwise in the robust normalisation of the points.
     subset_size, n_starts, iterations, rounds : int
-        Size of that subset (the polish is finished by a few iterations on all the inliers),
-        starts polished on it (the best of the candidates on 128 of its rows), iterations of
-        Levenberg--Marquardt per polish, re-selections of the inlier set.
+        Size of that subset (used when there are more than twice as many inliers; the polish
+        is finished on all of them), distinct starts polished (the best of the candidates by
+        their cost on about 128 of the inliers), iterations of Levenberg--Marquardt per polish,
+        re-selections of the inlier set.
 
     Returns
     -------
@@ -242,70 +336,60 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     if len(idx) < 13:
         raise ValueError(f"inliers: the tensor has 13 degrees of freedom, got {len(idx)} "
                          "correspondences")
-    Ts, normed = normalize_axes(p1, p2, robust=True)
-    T = np.stack(Ts)
-    normed = np.stack(normed)
-    scales = T[:, 0, 0]
-    K_n = kron_modes(*T)  # a pixel tensor is f = f_n @ K_n
-    if frame is None:
-        f_n = np.asarray(F, dtype=float).reshape(16) @ np.linalg.inv(K_n)
-    else:  # f_n = f_frame @ kron(frame T^-1)
-        f_n = np.asarray(F, dtype=float).reshape(16) @ kron_modes(
-            *(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
+    f = np.asarray(F, dtype=float).reshape(16)
+    if frame is not None and _is_normalization(frame):
+        T = np.asarray(frame, dtype=float)
+        f_n = f.copy()
+        normed = T[:, 0, 0, None] * np.stack([p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]]) \
+            + T[:, 0, 1, None]
+    else:
+        Ts, normed = normalize_axes(p1, p2, robust=True)
+        T, normed = np.stack(Ts), np.stack(normed)
+        # A pixel tensor is f_n @ kron(T), one in the frame f_n @ kron(T) @ kron(frame)^-1.
+        if frame is None:
+            f_n = f @ np.linalg.inv(kron_modes(*T))
+        else:
+            f_n = f @ kron_modes(*(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
     f_n /= np.linalg.norm(f_n)
-    # Distances of all correspondences: SampsonRows on the pixels centred on the medians (the
-    # tensor of the centred pixels is f_n @ kron(diag(s_k, 1))).
-    centred = normed / scales[:, None]
-    rows = SampsonRows(centred[:2].T, centred[2:].T)
-    K_c = kron_modes(*[np.diag([sk, 1.0]) for sk in scales])
+    scales = T[:, 0, 0]
+    every = _Residuals(normed, scales)
 
-    def all_distances(C, Kf):
-        f = _apply(principal_minor_tensor(C).reshape(-1, 16), Kf) @ K_c
-        return np.abs(rows.distances(f))
-
-    frames = [kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS]
-    C, Kf = _starts(f_n, frames)
+    C, Kf = _starts(f_n)
     if len(C) == 0:
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
-
-    def residuals_of(rows_idx):
-        if len(rows_idx) > subset_size:
-            rows_idx = np.sort(rng.choice(rows_idx, subset_size, replace=False))
-        return _Residuals(normed[:, rows_idx], scales), rows_idx
-
-    res, sub = residuals_of(idx)
-    # Starts ranked on a few of the rows, the best few polished on the subset.
-    d0 = res.subset(slice(0, 128)).distances(
-        _apply(principal_minor_tensor(C).reshape(-1, 16), Kf))
-    keep = np.argsort(np.einsum("bn,bn->b", d0, d0))[:n_starts]
-    C, Kf = C[keep], Kf[keep]
-    C, cost = _levenberg_marquardt(res, C, Kf, iterations=iterations)
-    k = int(np.argmin(cost))
-    C, Kf = _balance(C[k:k + 1]), Kf[k:k + 1]
+    # Starts ranked on a few inliers spread over their order, the best distinct ones polished.
+    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ Kf)[:, 0]
+    d0 = every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]).distances(tensors)
+    keep = _distinct_best(np.einsum("bn,bn->b", d0, d0), tensors, max(n_starts, 1))
+    fitted = every.subset(idx)
+    first = fitted
+    if len(idx) > 2 * subset_size:
+        first = every.subset(np.sort(rng.choice(idx, subset_size, replace=False)))
+    polished = [_levenberg_marquardt(first, C[b], Kf[b], iterations) for b in keep]
+    best = int(np.argmin([cost for _, cost in polished]))
+    C, Kf = _balance(polished[best][0][None])[0], Kf[keep[best]]
+    if first is not fitted:
+        C, _ = _levenberg_marquardt(fitted, C, Kf, iterations)
     for round_ in range(max(rounds, 1)):
-        if len(sub) < len(idx):  # finish on all the inliers
-            C, _ = _levenberg_marquardt(_Residuals(normed[:, idx], scales), C, Kf,
-                                           iterations=4)
-        d = all_distances(C, Kf)[0]
+        d = np.abs(every.distances((principal_minor_tensor(C).reshape(16) @ Kf)[None])[0])
         if threshold is None:
             break
         new = d < threshold
         if np.array_equal(new, inl) or new.sum() < 13 or round_ == max(rounds, 1) - 1:
             break
-        inl, idx = new, np.flatnonzero(new)
-        res, sub = residuals_of(idx)
-        C, _ = _levenberg_marquardt(res, C, Kf, iterations=iterations // 2)
+        inl = new
+        C, _ = _levenberg_marquardt(every.subset(np.flatnonzero(new)), C, Kf, iterations)
     if threshold is not None:
         inl = d < threshold
-    f = (principal_minor_tensor(C[0]).reshape(16) @ Kf[0]) @ K_n
+    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ kron_modes(*T)
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms)
 
 
-def _shift_maps(shift):
-    """The four maps ``[x + shift_k, 1] = S_k [x, 1]``, (4, 2, 2)."""
-    S = np.tile(np.eye(2), (4, 1, 1))
-    S[:, 0, 1] = shift
-    return S
+def _is_normalization(frame) -> bool:
+    """Whether ``frame`` (4, 2, 2) maps each axis by ``x_f = s (x - m)`` with ``s > 0``."""
+    T = np.asarray(frame, dtype=float)
+    return (T.shape == (4, 2, 2) and bool(np.all(np.isfinite(T)))
+            and bool(np.all(T[:, 0, 0] > 0)) and bool(np.all(T[:, 1] == [0.0, 1.0])))
