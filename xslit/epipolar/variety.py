@@ -104,9 +104,14 @@ class _Residuals:
         return len(self.x)
 
     def subset(self, rows) -> _Residuals:
-        """The evaluator of the correspondences ``rows`` (indices)."""
-        return _Residuals((self.x[rows], self.y[rows], self.xp[rows], self.yp[rows]),
-                          np.sqrt(self.s2))
+        """The evaluator of the correspondences ``rows`` (indices). It shares the scratch
+        buffers (results are fresh arrays, so evaluators used in turn do not interfere): the
+        polish makes a new evaluator for each inlier set and calls it only a few times, and
+        fresh buffers would cost their page faults every time."""
+        sub = _Residuals((self.x[rows], self.y[rows], self.xp[rows], self.yp[rows]),
+                         np.sqrt(self.s2))
+        sub._scratch = self._scratch
+        return sub
 
     def _parts(self, f):
         """Residuals ``e`` and squared pixel gradient norms ``g^2`` (fresh, ``(B, n)``) of
