@@ -366,11 +366,11 @@ def test_density_order_ranks_correct_matches_first():
 
 
 def test_prosac_schedule_and_termination():
-    from xslit.robust.loop import _Prosac
+    from xslit.robust import ProsacSampler
 
     rng = np.random.default_rng(0)
     order = rng.permutation(500)
-    p = _Prosac(order, 15, 0.99)
+    p = ProsacSampler(order, 15, 0.99)
     first = p.draw(rng, 20)
     assert set(first[0]) == set(order[:15])  # the first sample is the top 15
     # sample t holds the point of rank 15 + t - 1 (the growth is one point per sample here)
@@ -410,9 +410,9 @@ def test_prosac_recovers_the_tensor_whatever_the_order(sampler):
 
 
 def test_prosac_needs_an_order():
-    from xslit.robust import PROSAC, robust_estimate
+    from xslit.robust import PROSAC, RobustProblemBase, robust_estimate
 
-    class Bare:
+    class Bare(RobustProblemBase):
         sample_size, n_points = 2, 10
 
     with pytest.raises(ValueError, match="order is required"):
@@ -461,13 +461,13 @@ def test_scratch_views_share_a_growing_buffer():
 
 
 def test_disjoint_samples_are_uniform_and_disjoint_per_permutation():
-    from xslit.robust.loop import _disjoint_samples
+    from xslit.robust import disjoint_samples
 
     rng = np.random.default_rng(5)
     n, s = 50, 12
     counts = np.zeros(n)
     for _ in range(400):
-        S = _disjoint_samples(rng, n, s, 6)
+        S = disjoint_samples(rng, n, s, 6)
         assert S.shape == (6, s)
         for chunk in (S[:4], S[4:]):  # 50 // 12 = 4 samples per permutation
             assert len(np.unique(chunk)) == chunk.size
@@ -512,7 +512,7 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
     s = random_two_view_scene(4, 300, sigma=0.5)
     problem = EpipolarProblem(s["points1"], s["points2"])
     rng = np.random.default_rng(1)
-    D = problem._D[rng.permutation(300)[:240].reshape(2, 120)]
+    D = problem.design[rng.permutation(300)[:240].reshape(2, 120)]
     G = np.swapaxes(D, 1, 2) @ D
     w, V = np.linalg.eigh(G)
     for b in range(2):
@@ -521,7 +521,7 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
         true = np.sqrt(w[b, 1] / w[b, 15])
         assert true / 4 <= cond <= true
     F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
-    start = F0.reshape(16) @ problem._K_inv
+    start = F0.reshape(16) @ problem.normalized_from_model
     for x0 in (start / np.linalg.norm(start), np.ones(16) / 4):  # near, and far (no prior)
         v = inverse_iteration(G, x0)
         np.testing.assert_allclose(np.abs(np.einsum("bi,bi->b", v, V[:, :, 0])), 1.0,
@@ -529,7 +529,7 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
     # noise-free rows: G is singular, the null vector is exact; from the all-ones start too
     clean = random_two_view_scene(5, 300, kind="mixed")
     exact = EpipolarProblem(clean["points1"], clean["points2"])
-    Dc = exact._D[rng.permutation(300)[:240].reshape(2, 120)]
+    Dc = exact.design[rng.permutation(300)[:240].reshape(2, 120)]
     v = inverse_iteration(np.swapaxes(Dc, 1, 2) @ Dc, np.ones(16) / 4, steps=6)
     residual = np.linalg.norm(Dc @ v[..., None], axis=(1, 2)) / np.linalg.norm(Dc, axis=(1, 2))
     assert np.all(residual < 1e-12)
@@ -556,7 +556,7 @@ def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():
     near, _ = problem.fit_samples(picks, near=F0)
     full, _ = problem.fit_samples(picks)  # first Gram pass of eigh, no start
     for a, b, sample in zip(near, full, picks, strict=True):
-        svd = denormalize_with(np.linalg.svd(problem._D[sample])[2][-1], problem._K)
+        svd = denormalize_with(np.linalg.svd(problem.design[sample])[2][-1], problem.model_from_normalized)
         assert projective_distance(a, svd) < 1e-9
         assert projective_distance(b, svd) < 1e-9
 
@@ -564,8 +564,8 @@ def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():
 def test_log_binomial_table():
     from scipy.special import gammaln
 
-    from xslit.robust.loop import _log_binom_table
+    from xslit.robust import log_binom_table
 
     n = np.arange(15, 100001, dtype=float)
     expected = gammaln(n + 1) - gammaln(n - 14) - gammaln(16.0)
-    np.testing.assert_allclose(_log_binom_table(100000, 15), expected, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(log_binom_table(100000, 15), expected, rtol=1e-11, atol=1e-11)

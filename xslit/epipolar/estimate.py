@@ -7,7 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._scratch import Scratch
-from ..robust import RobustOptions, density_order, robust_estimate, search_other_branch
+from ..robust import (
+    RobustOptions,
+    RobustProblemBase,
+    density_order,
+    msac_loss,
+    robust_estimate,
+    search_other_branch,
+)
 from .linear import (
     MIN_LINEAR_POINTS,
     conditioning_from_eigenvalues,
@@ -42,7 +49,7 @@ CONDITIONING_TOL = 1e-6
 FAMILY_RATIO = (4.0, 16.0)
 
 
-class EpipolarProblem:
+class EpipolarProblem(RobustProblemBase):
     """:class:`xslit.robust.RobustProblem` for the epipolar tensor (15-point linear samples).
 
     The design matrix of all correspondences is built once, on pixels normalised per axis over
@@ -52,9 +59,19 @@ class EpipolarProblem:
     pixels *centred* on the medians (``points1``, ``points2`` here): Sampson distances are
     invariant to the shift, and evaluating them near the origin keeps their precision when
     the pixel coordinates are large.
+
+    Attributes
+    ----------
+    design : (N, 16) ndarray
+        Design matrix of the normalised pixels (read-only).
+    model_from_normalized, normalized_from_model : (16, 16) ndarray
+        ``f @ model_from_normalized`` is the model (tensor of the centred pixels) of a tensor
+        ``f`` of the normalised pixels, and ``normalized_from_model`` the inverse map.
     """
 
     sample_size = MIN_LINEAR_POINTS
+    degenerate_reason = ("the data do not determine a unique model (for the epipolar tensor: "
+                         "coplanar or collinear scene points, or identical cameras)")
 
     def __init__(self, points1: np.ndarray, points2: np.ndarray):
         Ts, normed = normalize_axes(points1, points2, robust=True)
@@ -63,13 +80,14 @@ class EpipolarProblem:
         self.points1 = points1 - centre[:2]
         self.points2 = points2 - centre[2:]
         self.n_points = len(points1)
-        self._D = design_rows(*normed)
+        self.design = design_rows(*normed)
+        self.design.flags.writeable = False
         scale = [np.diag([sk, 1.0]) for sk in s]  # centred pixels to normalised ones
         shift = [np.array([[1.0, -c], [0.0, 1.0]]) for c in centre]  # pixels to centred ones
         self._to_pixels = kron_modes(*shift)
         self._from_pixels = kron_modes(*np.linalg.inv(shift))
-        self._K = kron_modes(*scale)
-        self._K_inv = kron_modes(*np.linalg.inv(scale))  # centred tensors to normalised ones
+        self.model_from_normalized = kron_modes(*scale)
+        self.normalized_from_model = kron_modes(*np.linalg.inv(scale))
         self._rows = SampsonRows(self.points1, self.points2)
         self._subset = None
         self._rows_subset = None
@@ -93,25 +111,28 @@ class EpipolarProblem:
         Gram matrix, by inverse iteration from ``near`` when given (all of them are fits of
         its inliers; degenerate samples are then not detected, the refits decide).
         """
-        D = self._D[samples]
+        D = self.design[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
             f, ok = minimal_null_vectors(D, CONDITIONING_TOL)
         elif near is not None:
-            start = np.asarray(near, dtype=float).reshape(16) @ self._K_inv
+            start = np.asarray(near, dtype=float).reshape(16) @ self.normalized_from_model
             f = inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
             ok = np.ones(len(f), bool)
         else:  # the first pass of the Gram eigendecomposition (refined by the refits)
             V, w, _ = gram_pass(D)
             f, ok = V[..., 0], conditioning_from_eigenvalues(w) > CONDITIONING_TOL
-        return denormalize_with(f[ok], self._K), np.flatnonzero(ok)
+        return denormalize_with(f[ok], self.model_from_normalized), np.flatnonzero(ok)
 
     def residuals(self, models, subset=None):
         if subset is None:
             if len(models) == 1:
                 return self._single(models[0])[0][None]
             return self._rows.distances(models)
-        if self._subset is not subset:
-            self._subset, self._rows_subset = subset, self._rows.subset(subset)
+        # The loop passes one verification subset: its evaluator is built once, and rebuilt
+        # only for other indices.
+        if self._subset is None or not np.array_equal(self._subset, subset):
+            self._subset = np.array(subset)
+            self._rows_subset = self._rows.subset(self._subset)
         return self._rows_subset.distances(models)
 
     def _single(self, model):
@@ -161,15 +182,16 @@ class EpipolarProblem:
         if n < self.sample_size:
             return None
         gn = self._single(np.asarray(model))[1][idx]
-        D = np.take(self._D, idx, axis=0, out=self._scratch.get("D", (n, 16)))
+        D = np.take(self.design, idx, axis=0, out=self._scratch.get("D", (n, 16)))
         D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
         if not final:
             f, cond = least_eigenvector(D.T @ D)
-            return denormalize_with(f, self._K) if cond > CONDITIONING_TOL else None
+            return (denormalize_with(f, self.model_from_normalized)
+                    if cond > CONDITIONING_TOL else None)
         Y = self._scratch.get("Y", (n, 16))
         V1, w1, _ = gram_pass(D, out=Y)
         V, ev, _ = refine_pass(V1, Y)
-        F = denormalize_with(V[:, 0], self._K)
+        F = denormalize_with(V[:, 0], self.model_from_normalized)
         gap = w1[1:] - w1[0]
         if gap[0] > 0:
             d = self._single(F)[0][idx]
@@ -186,13 +208,13 @@ class EpipolarProblem:
                 D_high = D[high]
                 _, V_del = np.linalg.eigh((V1 * w1) @ V1.T - D_high.T @ D_high)
                 v = V_del[:, 0]
-                d_del = np.abs(D_high @ v) / np.linalg.norm(v @ self._K)
+                d_del = np.abs(D_high @ v) / np.linalg.norm(v @ self.model_from_normalized)
                 pulled[high[d_del > 2.0 * threshold]] = True
             if np.any(pulled) and n - np.count_nonzero(pulled) >= self.sample_size:
                 D[pulled] = 0.0
                 V, _, _ = gram_pass(D, out=Y)
                 V, ev, _ = refine_pass(V, Y)
-                F = denormalize_with(V[:, 0], self._K)
+                F = denormalize_with(V[:, 0], self.model_from_normalized)
         cond = conditioning_from_eigenvalues(ev)
         if cond < CONDITIONING_TOL:
             return None
@@ -365,13 +387,8 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
                                       frame=np.stack(Ts))
         except (ValueError, np.linalg.LinAlgError):
             break
-        if _msac(again.distances, threshold) >= _msac(fit.distances, threshold):
+        if msac_loss(again.distances, threshold) >= msac_loss(fit.distances, threshold):
             break
         fit = again
     mask = fit.inliers if threshold is not None else np.ones(len(points1), bool)
     return EpipolarEstimate(fit.F, mask, True, "", iterations, cond, fit.rms, ratios)
-
-
-def _msac(d, threshold) -> float:
-    """Truncated quadratic loss of distances ``d`` at ``threshold``."""
-    return float(np.minimum(d * d, threshold * threshold).sum())

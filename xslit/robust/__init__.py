@@ -8,11 +8,23 @@ from .loop import (
     UNIFORM,
     RobustOptions,
     RobustProblem,
+    RobustProblemBase,
     RobustResult,
+    iterated_least_squares,
+    msac_loss,
     robust_estimate,
     search_other_branch,
 )
 from .quality import density_order
+from .sampling import (
+    ProsacSampler,
+    Sampler,
+    UniformSampler,
+    disjoint_samples,
+    log_binom_table,
+    required_iterations,
+    sample_indices,
+)
 
 __all__ = [
     "LMEDS",
@@ -20,10 +32,20 @@ __all__ = [
     "PROSAC",
     "RANSAC",
     "UNIFORM",
+    "ProsacSampler",
     "RobustOptions",
     "RobustProblem",
+    "RobustProblemBase",
     "RobustResult",
+    "Sampler",
+    "UniformSampler",
     "density_order",
+    "disjoint_samples",
+    "iterated_least_squares",
+    "log_binom_table",
+    "msac_loss",
+    "required_iterations",
     "robust_estimate",
+    "sample_indices",
     "search_other_branch",
 ]

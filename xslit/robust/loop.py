@@ -5,10 +5,10 @@ scikit-image's ``RansacModelProtocol``): a sample size, a batched generator of m
 samples, batched residuals, and a non-minimal refit. Hypotheses are generated and scored in
 batches (stacked SVDs, one ``einsum`` for all residuals), never per sample in Python.
 
-Sampling: uniform (RANSAC) or progressive on a quality order (PROSAC, Chum and Matas, CVPR
-2005, with its maximality and non-randomness termination). Scoring: RANSAC (inlier count), MSAC
-(truncated quadratic loss, Torr and Zisserman) and LMedS (median of squared residuals).
-USAC-style extras (Raguram et al., "USAC", PAMI 2013; Chum et
+Sampling (:mod:`xslit.robust.sampling`): uniform (RANSAC) or progressive on a quality order
+(PROSAC, Chum and Matas, CVPR 2005, with its maximality and non-randomness termination).
+Scoring: RANSAC (inlier count), MSAC (truncated quadratic loss, Torr and Zisserman) and LMedS
+(median of squared residuals). USAC-style extras (Raguram et al., "USAC", PAMI 2013; Chum et
 al., "Locally optimized RANSAC", 2003): preemptive verification on a random subset of points,
 local optimisation when the best model improves, a final iteratively re-weighted refit on all
 inliers, and a non-randomness test that rejects a "best" model whose support is what chance
@@ -18,9 +18,19 @@ would give.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
+
+from .._checks import check_positive_int, check_rng, check_threshold
+from .sampling import (
+    ProsacSampler,
+    Sampler,
+    UniformSampler,
+    disjoint_samples,
+    log_binom_table,
+    sample_indices,
+)
 
 __all__ = [
     "LMEDS",
@@ -30,7 +40,10 @@ __all__ = [
     "UNIFORM",
     "RobustOptions",
     "RobustProblem",
+    "RobustProblemBase",
     "RobustResult",
+    "iterated_least_squares",
+    "msac_loss",
     "robust_estimate",
     "search_other_branch",
 ]
@@ -43,7 +56,11 @@ PROSAC = "prosac"
 
 
 class RobustProblem(Protocol):
-    """What the loop needs from a model."""
+    """What the loop needs from a model.
+
+    The first five members are required. The last three have defaults in
+    :class:`RobustProblemBase`, which a problem may inherit from.
+    """
 
     #: Points per minimal (or smallest non-degenerate) sample.
     sample_size: int
@@ -62,7 +79,8 @@ class RobustProblem(Protocol):
         """
 
     def residuals(self, models: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
-        """Residuals ``(M, n)`` in the units of the threshold, for all points or a subset."""
+        """Residuals ``(M, n)`` in the units of the threshold, for all points or the points
+        ``subset`` (indices; the loop passes one verification subset, always the same)."""
 
     def refit(self, model: np.ndarray, inliers: np.ndarray, threshold: float,
               final: bool = True) -> np.ndarray | None:
@@ -73,17 +91,40 @@ class RobustProblem(Protocol):
         needs.
         """
 
-    # Optional: ``chance_residuals(model, rng, draws) -> (about draws,)`` residuals of the
-    # model on wrongly paired data; the non-randomness tests use it to estimate how often a
-    # point fits by chance. Without it, the median support of the
-    # hypotheses is used.
-    # Optional: ``quality_order(rng) -> (n,)`` indices by decreasing quality, the PROSAC order
-    # when none is given.
+    #: Why every sample can be degenerate, in words: the end of the failure message when
+    #: no sample gives a model.
+    degenerate_reason: str
+
+    def chance_residuals(self, model: np.ndarray, rng: np.random.Generator,
+                         draws: int) -> np.ndarray | None:
+        """Residuals ``(about draws,)`` of ``model`` on wrongly paired data, or None.
+
+        The non-randomness tests use them to estimate how often a point fits by chance;
+        without them (None), the median support of the hypotheses is used.
+        """
+
+    def quality_order(self, rng: np.random.Generator) -> np.ndarray | None:
+        """Point indices ``(n,)`` by decreasing quality, the PROSAC order when none is given,
+        or None (PROSAC then needs an explicit order)."""
+
+
+class RobustProblemBase:
+    """Defaults of the optional members of :class:`RobustProblem`."""
+
+    degenerate_reason = "the data do not determine a unique model"
+
+    def chance_residuals(self, model, rng, draws):
+        """No residuals of wrong pairs: the loop uses the hypotheses' median support."""
+        return None
+
+    def quality_order(self, rng):
+        """No quality order: PROSAC needs one from the caller."""
+        return None
 
 
 @dataclass
 class RobustOptions:
-    """Options of :func:`robust_estimate` (all validated by the caller)."""
+    """Options of :func:`robust_estimate` (validated by it)."""
 
     method: str = MSAC
     #: ``UNIFORM`` (RANSAC's sampling) or ``PROSAC`` (progressive, on a quality order).
@@ -118,119 +159,40 @@ class RobustResult:
     history: dict = field(default_factory=dict)
 
 
-def _sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
-    """``batch`` samples of ``s`` distinct indices out of ``n``, vectorised."""
-    return _sample_pools(rng, np.full(batch, n), s)
+def _check_options(opt: RobustOptions) -> None:
+    """ValueError naming the first invalid option, what was expected and what came."""
+    if not isinstance(opt, RobustOptions):
+        raise ValueError(f"options must be RobustOptions, got {type(opt).__name__}")
+    if opt.method not in (RANSAC, MSAC, LMEDS):
+        raise ValueError(f"options.method must be one of {RANSAC!r}, {MSAC!r}, {LMEDS!r}, "
+                         f"got {opt.method!r}")
+    if opt.sampler not in (UNIFORM, PROSAC):
+        raise ValueError(f"sampler must be {UNIFORM!r} or {PROSAC!r}, got {opt.sampler!r}")
+    check_threshold("options.threshold", opt.threshold)
+    if not 0.0 < opt.confidence < 1.0:
+        raise ValueError(f"options.confidence must be in (0, 1), got {opt.confidence!r}")
+    for name, minimum in (("max_iterations", 1), ("min_iterations", 0), ("batch_size", 1),
+                          ("lo_iterations", 0), ("lo_sample_factor", 1),
+                          ("lo_anneal_steps", 0), ("lo_rounds", 0), ("preemptive_subset", 0)):
+        check_positive_int(f"options.{name}", getattr(opt, name), minimum=minimum)
+    if not opt.lo_anneal >= 1.0:
+        raise ValueError(f"options.lo_anneal must be >= 1, got {opt.lo_anneal!r}")
+    alpha = opt.randomness_alpha
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        raise ValueError(f"options.randomness_alpha must be None or in (0, 1), got {alpha!r}")
 
 
-def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.ndarray:
-    """One sample of ``s`` distinct indices out of ``range(p)`` for each pool size ``p``.
+def msac_loss(residuals, threshold: float) -> np.ndarray:
+    r"""Truncated quadratic loss (MSAC, Torr and Zisserman 2000) of residuals ``(..., n)``:
 
-    Small pools (or samples large enough for repeats to be likely: the birthday bound
-    ``s^2 > p``) take the ``s`` smallest of random keys; large pools draw indices directly and
-    redraw the rare rows with a repeat.
+    .. math:: C = \sum_i \min(r_i^2, \tau^2) .
+
+    Examples
+    --------
+    >>> float(msac_loss(np.array([0.5, 3.0]), 1.0))
+    1.25
     """
-    out = np.empty((len(pools), s), np.intp)
-    small = (pools <= 512) | (pools <= 4 * s) | (s * s > pools)
-    if np.any(small):
-        ps = pools[small]
-        keys = rng.random((len(ps), int(ps.max())))
-        keys[np.arange(keys.shape[1]) >= ps[:, None]] = 2.0
-        out[small] = np.argpartition(keys, s - 1, axis=1)[:, :s]
-    rows = np.flatnonzero(~small)
-    while len(rows):
-        idx = (rng.random((len(rows), s)) * pools[rows, None]).astype(np.intp)
-        srt = np.sort(idx, axis=1)
-        ok = np.all(srt[:, 1:] != srt[:, :-1], axis=1)
-        out[rows[ok]] = idx[ok]
-        rows = rows[~ok]
-    return out
-
-
-def _disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
-    """``batch`` samples of ``s`` distinct indices out of ``n`` (``s <= n``): consecutive
-    chunks of random permutations, so the samples cut from one permutation are disjoint.
-
-    Each sample is uniform; for local optimisation's large inner samples (``s^2 > n``, where
-    rejection would mostly redraw) one permutation serves ``n // s`` of them.
-    """
-    per = n // s
-    perms = rng.permuted(np.tile(np.arange(n), (-(-batch // per), 1)), axis=1)
-    return perms[:, :per * s].reshape(-1, s)[:batch]
-
-
-def _log_binom_table(n_max: int, k: int) -> np.ndarray:
-    """``log C(n, k)`` for ``n = k .. n_max`` (``(n_max - k + 1,)``), from the recurrence
-    ``C(n, k) = C(n - 1, k) n / (n - k)`` as one cumulative sum of logarithms."""
-    n = np.arange(k + 1, n_max + 1, dtype=float)
-    return np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
-
-
-class _Prosac:
-    """PROSAC's progressive sampling and termination (Chum and Matas, CVPR 2005).
-
-    Sample ``t`` is drawn from the ``n(t)`` points of best quality, ``n`` growing on the
-    schedule ``T'_n`` that makes the first ``T_N`` samples match, in expectation, the samples
-    of RANSAC that lie in the top ``n`` (so PROSAC falls back to RANSAC when the order is
-    uninformative). Termination: the smallest number of samples over the prefix sizes ``n``
-    whose support is non-random, for the confidence that no better model exists among the top
-    ``n`` (maximality); the pool then stops growing at the best ``n``. Prefixes shorter than
-    ``min_length`` are not considered (the paper's minimum is the sample size): a locally
-    optimised model that explains the few best points but misses many inliers elsewhere must
-    not end the search.
-    """
-
-    def __init__(self, order: np.ndarray, s: int, confidence: float, t_total: float = 200000.0,
-                 min_length: int = 100):
-        n = len(order)
-        self.order, self.s, self.n, self.confidence = np.asarray(order), s, n, confidence
-        self.sizes = np.arange(s, n + 1)
-        self.min_length = min(max(min_length, s), n)
-        # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
-        self.log_binom_sizes = _log_binom_table(n, s)  # log C(n, s), n = s..N
-        log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
-        steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
-        self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
-        self.pool = s
-        self.max_pool = n
-        self.drawn = 0
-
-    def draw(self, rng, batch: int) -> np.ndarray:
-        t = self.drawn + 1.0 + np.arange(batch)
-        pool = self.s + np.searchsorted(self.grow, t, side="right") - 1
-        pool = np.minimum(pool, max(self.max_pool, self.pool))
-        # At t = T'_n the sample holds the n-th point and s - 1 of the better ones.
-        newest = (self.grow[pool - self.s] == t) & (pool > self.s)
-        idx = _sample_pools(rng, pool - newest, self.s)
-        idx[newest, -1] = pool[newest] - 1
-        self.drawn += batch
-        self.pool = int(pool[-1])
-        return self.order[idx]
-
-    def needed(self, inliers: np.ndarray, chance: float) -> float:
-        """Samples needed for the support ``inliers`` (bool, all points); sets ``n*``."""
-        s = self.s
-        # Termination lengths below min_length are not considered: a model that explains the
-        # few best points but is wrong elsewhere would stop the search at once.
-        first = self.min_length - s
-        sizes = self.sizes[first:]
-        support = np.cumsum(inliers[self.order])[self.min_length - 1:]  # I_n, n = min_length..N
-        # Non-randomness: I_n above the 95% quantile of chance support (normal approximation
-        # of the binomial, as in the paper), beta the probability that a point fits by chance.
-        extra = sizes - s
-        beta = min(max(chance, 1e-9), 1.0 - 1e-9)
-        minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
-        # Probability that a sample from the top n is all inliers: C(I_n, s) / C(n, s).
-        good = np.where(support >= s, np.exp(self.log_binom_sizes[np.maximum(support - s, 0)]
-                                             - self.log_binom_sizes[first:]), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            k = np.where(good >= 1.0, 0.0,
-                         np.log(1.0 - self.confidence) / np.log1p(-np.minimum(good, 1.0)))
-        k = np.where(support >= minimum, np.nan_to_num(k, nan=np.inf), np.inf)
-        i = int(np.argmin(k))
-        if np.isfinite(k[i]):
-            self.max_pool = int(sizes[i])
-        return float(k[i])
+    return np.minimum(residuals * residuals, threshold * threshold).sum(axis=-1)
 
 
 def _loss(method: str, r: np.ndarray, thr: float) -> np.ndarray:
@@ -238,19 +200,10 @@ def _loss(method: str, r: np.ndarray, thr: float) -> np.ndarray:
     if method == RANSAC:
         return -(r < thr).sum(axis=-1).astype(float)
     if method == MSAC:
-        return np.minimum(r * r, thr * thr).sum(axis=-1)
+        return msac_loss(r, thr)
     if method == LMEDS:
         return np.median(r * r, axis=-1)
     raise ValueError(f"method must be one of {RANSAC!r}, {MSAC!r}, {LMEDS!r}, got {method!r}")
-
-
-def _required_iterations(inlier_ratio: float, s: int, confidence: float) -> float:
-    w = inlier_ratio**s
-    if w <= 0:
-        return np.inf
-    if w >= 1:
-        return 0
-    return np.log(1 - confidence) / np.log1p(-w)
 
 
 def _lmeds_inliers(r: np.ndarray, s: int) -> tuple[np.ndarray, float]:
@@ -261,24 +214,185 @@ def _lmeds_inliers(r: np.ndarray, s: int) -> tuple[np.ndarray, float]:
     return r <= thr, thr
 
 
-def _chance_ratio(problem, model, thr, rng, draws: int) -> float | None:
-    """How often a point fits ``model`` by chance: shuffled pairs within ``thr`` (smoothed)."""
-    if not hasattr(problem, "chance_residuals"):
-        return None
+def _residuals_of(problem, model) -> np.ndarray:
+    """Residuals ``(n,)`` of one model on all points."""
+    return problem.residuals(model[None])[0]
+
+
+@dataclass
+class _Best:
+    """The best model of the search so far and what the loop knows about it."""
+
+    model: np.ndarray | None = None
+    loss: float = np.inf
+    inliers: np.ndarray | None = None
+    #: Its last refit converged (the final refit would only repeat it).
+    polished: bool = False
+    #: How often a point fits it by chance at the loop's threshold (measured for PROSAC).
+    chance: float | None = None
+
+
+class _Candidate(NamedTuple):
+    """The model of lowest loss in a batch, with its residuals on all points."""
+
+    model: np.ndarray
+    residuals: np.ndarray
+    loss: float
+
+
+class _BatchScorer:
+    """Scores batches of hypotheses: preemptively on a random verification subset (when there
+    are enough points), then the survivors on all points. Keeps every hypothesis's support,
+    the fallback estimate of how often a point fits by chance."""
+
+    def __init__(self, problem, opt: RobustOptions, rng):
+        n = problem.n_points
+        self.problem, self.method, self.thr = problem, opt.method, opt.threshold
+        self.subset = None
+        if opt.method != LMEDS and opt.preemptive_subset and n > 2 * opt.preemptive_subset:
+            self.subset = rng.choice(n, opt.preemptive_subset, replace=False)
+        self.best_subset_support = 0.0
+        self.supports: list[np.ndarray] = []
+
+    def best_of(self, models) -> _Candidate | None:
+        """The best of ``models`` ``(M, ...)``, or None when no model is worth scoring."""
+        if len(models) == 0:
+            return None
+        if self.subset is not None:
+            frac = (self.problem.residuals(models, self.subset) < self.thr).mean(axis=1)
+            self.supports.append(frac)
+            # Compare with the best subset support including this batch's (SPRT-like early
+            # bail-out): in the first batch too, only models within 80% of the best one are
+            # scored on all points.
+            self.best_subset_support = max(self.best_subset_support, float(frac.max()))
+            keep = frac >= 0.8 * self.best_subset_support
+            if not np.any(keep):
+                return None
+            models = models[keep]
+        r = self.problem.residuals(models)
+        if self.subset is None:
+            self.supports.append((r < self.thr).mean(axis=1))
+        loss = _loss(self.method, r, self.thr)
+        k = int(np.argmin(loss))
+        return _Candidate(models[k], r[k], loss[k])
+
+    def median_support(self) -> float:
+        return float(np.median(np.concatenate(self.supports)))
+
+
+def _make_sampler(problem, opt: RobustOptions, rng, order) -> Sampler:
+    n, s = problem.n_points, problem.sample_size
+    if opt.sampler == UNIFORM:
+        return UniformSampler(n, s, opt.confidence)
+    if order is None:
+        order = problem.quality_order(rng)
+        if order is None:
+            raise ValueError("order is required by the PROSAC sampler for a problem without "
+                             "quality_order")
+    return ProsacSampler(order, s, opt.confidence)
+
+
+def _chance_ratio(problem, model, thr, rng, draws: int, scorer: _BatchScorer) -> float:
+    """How often a point fits ``model`` by chance: shuffled pairs within ``thr`` (smoothed),
+    or the hypotheses' median support when the problem has no wrong pairs to offer."""
     r = problem.chance_residuals(model, rng, draws)
+    if r is None:
+        return scorer.median_support()
     return (float(np.sum(r < thr)) + 1.0) / (len(r) + 1.0)
+
+
+def _worth_optimising(best: _Best, cand: _Candidate, thr, lo: bool, sampler: Sampler) -> bool:
+    """A batch's best model goes on when it beats the best so far. A model from a noisy
+    all-inlier sample can also score below a locally optimised one and still lead to the
+    better optimum: with PROSAC's short runs, it goes on when it has half the best support."""
+    if cand.loss < best.loss:
+        return True
+    return (lo and sampler.progressive and best.inliers is not None
+            and np.count_nonzero(cand.residuals < thr) >= 0.5 * best.inliers.sum())
+
+
+def _maybe_optimise(problem, best: _Best, cand: _Candidate, opt: RobustOptions, rng, subset,
+                    lo: bool) -> bool:
+    """Locally optimise ``cand`` when local optimisation is on and it has more inliers than a
+    sample; make it ``best`` when its loss is lower. Returns whether ``best`` changed."""
+    thr, s = opt.threshold, problem.sample_size
+    model, r, loss = cand
+    inliers = _lmeds_inliers(r, s)[0] if opt.method == LMEDS else r < thr
+    polished = False
+    if lo and inliers.sum() > s:
+        model, r, loss, polished = _local_optimization(problem, model, r, opt, rng, subset)
+        inliers = r < thr
+    if loss >= best.loss:
+        return False
+    best.model, best.loss, best.inliers, best.polished = model, loss, inliers, polished
+    return True
+
+
+def _final_refit(problem, best: _Best, opt: RobustOptions):
+    """Iterated least squares on the best model's inliers (unless its last refit converged),
+    kept when it does not raise the MSAC loss. For LMedS, the inliers and threshold come from
+    the robust scale of its residuals.
+
+    Returns the model, its inliers, the threshold used and whether the refit replaced it.
+    """
+    model, inliers, s = best.model, best.inliers, problem.sample_size
+    if opt.method == LMEDS:
+        inliers, thr = _lmeds_inliers(_residuals_of(problem, model), s)
+    else:
+        thr = opt.threshold
+    if not opt.final_refit or best.polished or inliers.sum() <= s:
+        return model, inliers, thr, False
+    refined, _ = iterated_least_squares(problem, model, inliers, thr)
+    if refined is None:
+        return model, inliers, thr, False
+    r = _residuals_of(problem, refined)
+    if msac_loss(r, thr) <= msac_loss(_residuals_of(problem, model), thr) * (1 + 1e-9):
+        return refined, r < thr, thr, True
+    return model, inliers, thr, False
+
+
+def _non_randomness_test(problem, result: RobustResult, chance: float | None, alpha: float,
+                         rng, scorer: _BatchScorer) -> None:
+    """Fail ``result`` when its support is what chance gives (``chance``: the measured chance
+    inlier ratio of its model, or None to measure it here)."""
+    n, s = problem.n_points, problem.sample_size
+    thr, inliers = result.history["threshold"], result.inliers
+    p0 = chance if chance is not None else _chance_ratio(problem, result.model, thr, rng,
+                                                         20000, scorer)
+    # Bonferroni: the best of the hypotheses (each locally optimised) is being tested;
+    # there are no more distinct ones than distinct samples, C(n, s).
+    tests = min(float(max(result.iterations, 1)), float(np.exp(log_binom_table(n, s)[-1])))
+    needed = _support_needed(n, s, p0, alpha / tests)
+    result.history["chance_inlier_ratio"] = p0
+    result.history["support_needed"] = needed
+    if needed > n:
+        result.success = False
+        result.reason = (f"{n} points leave {n - s} beyond a minimal sample of {s}: even "
+                         f"if all of them fit, chance could explain it ({needed} "
+                         "needed), so inliers cannot be told from outliers; fit all points "
+                         "without a robust method")
+    elif inliers.sum() < needed:
+        result.success = False
+        result.reason = (f"best model has {int(inliers.sum())} inliers of {n}, no more than "
+                         f"chance gives ({needed} needed; too many outliers or "
+                         "no consistent model)")
 
 
 def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
                     order: np.ndarray | None = None) -> RobustResult:
     """Run the robust loop on ``problem``.
 
+    Batches of samples are drawn (:mod:`xslit.robust.sampling`) and fitted; the best model of
+    each batch is scored, locally optimised when it is worth it, and kept when it lowers the
+    loss, which updates the number of samples needed. The best model is then refitted on its
+    inliers and its support tested against chance.
+
     Parameters
     ----------
     problem : RobustProblem
     options : RobustOptions
-    rng : numpy.random.Generator
-    order : (n,) int ndarray, optional
+    rng : None, int or numpy.random.Generator
+    order : (n,) int array_like, optional
         Point indices by decreasing quality for the ``PROSAC`` sampler (default: the problem's
         ``quality_order``).
 
@@ -286,134 +400,55 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     -------
     RobustResult
         ``model`` None and ``success`` False, with a ``reason``, when no model is supported.
+
+    Raises
+    ------
+    ValueError
+        On invalid options or order (naming it).
     """
+    _check_options(options)
+    rng = check_rng(rng)
     n, s = problem.n_points, problem.sample_size
-    opt = options
-    thr = opt.threshold
+    opt, thr = options, options.threshold
+    if order is not None:
+        order = np.asarray(order)
+        if order.shape != (n,) or order.dtype.kind not in "iu":
+            raise ValueError(f"order must be ({n},) integer indices, got shape {order.shape} "
+                             f"and dtype {order.dtype}")
     if n < s:
         return RobustResult(None, np.zeros(n, bool), np.inf, 0, False,
                             f"{n} points, at least {s} are needed")
-    prosac = None
-    if opt.sampler == PROSAC:
-        if order is None:
-            if not hasattr(problem, "quality_order"):
-                raise ValueError("order is required by the PROSAC sampler for a problem "
-                                 "without quality_order")
-            order = problem.quality_order(rng)
-        prosac = _Prosac(order, s, opt.confidence)
-    elif opt.sampler != UNIFORM:
-        raise ValueError(f"sampler must be {UNIFORM!r} or {PROSAC!r}, got {opt.sampler!r}")
-    sub = None
-    if opt.method != LMEDS and opt.preemptive_subset and n > 2 * opt.preemptive_subset:
-        sub = rng.choice(n, opt.preemptive_subset, replace=False)
-    best_model, best_loss, best_inl = None, np.inf, None
-    best_polished = False
-    best_chance = (None, None)  # (model, chance inlier ratio) measured for PROSAC
-    best_sub_frac = 0.0
-    chance_fracs: list[np.ndarray] = []
-    it = 0
-    needed = float(opt.max_iterations)
-    # PROSAC's first samples are the most likely to be all inliers: its batches start small.
-    batch = min(opt.batch_size, 16) if prosac is not None else opt.batch_size
-    while it < min(needed, opt.max_iterations) or it < opt.min_iterations:
-        b = int(min(batch, max(opt.max_iterations - it, 1)))
+    sampler = _make_sampler(problem, opt, rng, order)
+    scorer = _BatchScorer(problem, opt, rng)
+    lo = opt.local_optimization and opt.method != LMEDS
+    best = _Best()
+    iterations, needed = 0, float(opt.max_iterations)
+    batch = sampler.first_batch(opt.batch_size)
+    while iterations < min(needed, opt.max_iterations) or iterations < opt.min_iterations:
+        size = int(min(batch, max(opt.max_iterations - iterations, 1)))
         batch = min(2 * batch, opt.batch_size)
-        samples = prosac.draw(rng, b) if prosac else _sample_indices(rng, n, s, b)
-        it += b
-        models, _ = problem.fit_samples(samples)
-        if len(models) == 0:
+        models, _ = problem.fit_samples(sampler.draw(rng, size))
+        iterations += size
+        cand = scorer.best_of(models)
+        if cand is None or not _worth_optimising(best, cand, thr, lo, sampler):
             continue
-        if sub is not None:
-            rs = problem.residuals(models, sub)
-            frac = (rs < thr).mean(axis=1)
-            chance_fracs.append(frac)
-            # Compare with the best subset support including this batch's (SPRT-like early
-            # bail-out): in the first batch too, only models within 80% of the best one are
-            # scored on all points.
-            best_sub_frac = max(best_sub_frac, float(frac.max()))
-            keep = frac >= 0.8 * best_sub_frac
-            if not np.any(keep):
-                continue
-            models = models[keep]
-        r = problem.residuals(models)
-        if sub is None:
-            chance_fracs.append((r < thr).mean(axis=1))
-        loss = _loss(opt.method, r, thr)
-        k = int(np.argmin(loss))
-        rk = r[k]
-        lo = opt.local_optimization and opt.method != LMEDS
-        # A model from a noisy all-inlier sample can score below a locally optimised one and
-        # still lead to the better optimum: with PROSAC's short runs, the best model of each
-        # batch is optimised when it has half the support of the best so far.
-        if loss[k] < best_loss or (lo and prosac is not None and best_inl is not None
-                                   and np.count_nonzero(rk < thr) >= 0.5 * best_inl.sum()):
-            model = models[k]
-            if opt.method == LMEDS:
-                inl, _ = _lmeds_inliers(rk, s)
-            else:
-                inl = rk < thr
-            polished = False
-            if lo and inl.sum() > s:
-                model, rk, loss_k, polished = _local_optimization(problem, model, rk, opt, rng,
-                                                                      sub)
-                inl = rk < thr
-            else:
-                loss_k = loss[k]
-            if loss_k >= best_loss:
-                continue
-            best_model, best_loss, best_inl, best_polished = model, loss_k, inl, polished
-            if prosac is not None:
-                chance = _chance_ratio(problem, model, thr, rng, 2500)
-                if chance is None:
-                    chance = float(np.median(np.concatenate(chance_fracs)))
-                best_chance = (model, chance)
-                needed = prosac.needed(inl, chance)
-            else:
-                needed = _required_iterations(inl.mean(), s, opt.confidence)
-    if best_model is None:
-        return RobustResult(None, np.zeros(n, bool), np.inf, it, False,
-                            ("every sample was degenerate: the data do not determine a unique model (for "
-                             "the epipolar tensor: coplanar or collinear scene points, or identical "
-                             "cameras)"))
-    model, inl = best_model, best_inl
-    if opt.method == LMEDS:
-        inl, thr_eff = _lmeds_inliers(problem.residuals(model[None])[0], s)
-    else:
-        thr_eff = thr
-    if opt.final_refit and not best_polished and inl.sum() > s:
-        refined, _ = _irls(problem, model, inl, thr_eff)
-        if refined is not None:
-            r_ref = problem.residuals(refined[None])[0]
-            inl_ref = r_ref < thr_eff
-            if _loss(MSAC, r_ref[None], thr_eff)[0] <= _loss(
-                    MSAC, problem.residuals(model[None]), thr_eff)[0] * (1 + 1e-9):
-                model, inl = refined, inl_ref
-    result = RobustResult(model, inl, float(best_loss), it, True)
-    result.history["threshold"] = thr_eff
-    if prosac is not None:
-        result.history["prosac_pool"] = prosac.pool
-    if opt.randomness_alpha is not None and chance_fracs:
-        p0 = best_chance[1] if best_chance[0] is model and thr_eff == thr else \
-            _chance_ratio(problem, model, thr_eff, rng, 20000)
-        if p0 is None:
-            p0 = float(np.median(np.concatenate(chance_fracs)))
-        # Bonferroni: the best of the hypotheses (each locally optimised) is being tested;
-        # there are no more distinct ones than distinct samples, C(n, s).
-        tests = min(float(max(it, 1)), float(np.exp(_log_binom_table(n, s)[-1])))
-        needed_support = _support_needed(n, s, p0, opt.randomness_alpha / tests)
-        result.history["chance_inlier_ratio"] = p0
-        result.history["support_needed"] = needed_support
-        if needed_support > n:
-            result.success = False
-            result.reason = (f"{n} points leave {n - s} beyond a minimal sample of {s}: even "
-                             f"if all of them fit, chance could explain it ({needed_support} "
-                             "needed), so inliers cannot be told from outliers; fit all points "
-                             "without a robust method")
-        elif inl.sum() < needed_support:
-            result.success = False
-            result.reason = (f"best model has {int(inl.sum())} inliers of {n}, no more than "
-                             f"chance gives ({needed_support} needed; too many outliers or "
-                             "no consistent model)")
+        if _maybe_optimise(problem, best, cand, opt, rng, scorer.subset, lo):
+            if sampler.progressive:
+                best.chance = _chance_ratio(problem, best.model, thr, rng, 2500, scorer)
+            needed = sampler.needed(best.inliers, best.chance)
+    if best.model is None:
+        return RobustResult(None, np.zeros(n, bool), np.inf, iterations, False,
+                            f"every sample was degenerate: {problem.degenerate_reason}")
+    model, inliers, thr_final, refitted = _final_refit(problem, best, opt)
+    result = RobustResult(model, inliers, float(best.loss), iterations, True)
+    result.history["threshold"] = thr_final
+    if sampler.progressive:
+        result.history["prosac_pool"] = sampler.pool
+    if opt.randomness_alpha is not None and scorer.supports:
+        # The chance ratio measured during the search is the final model's when the final
+        # refit kept it at the same threshold.
+        known = best.chance if not refitted and thr_final == thr else None
+        _non_randomness_test(problem, result, known, opt.randomness_alpha, rng, scorer)
     return result
 
 
@@ -432,36 +467,52 @@ def _support_needed(n: int, s: int, p0: float, alpha: float) -> int:
     return int(s + np.ceil(extra) + 1)
 
 
-def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0,
-          anneal_steps: int = 0):
+def iterated_least_squares(problem: RobustProblem, model, inliers, threshold: float,
+                           iterations: int = 3, anneal: float = 1.0, anneal_steps: int = 0):
     """Iterated least squares: re-fit on the inliers, update them, repeat.
 
     With ``anneal > 1`` the first ``anneal_steps`` fits use thresholds decreasing geometrically
-    from ``anneal * thr`` towards ``thr`` (LO+'s iterated least squares, Lebeda, Matas and
-    Chum, BMVC 2012), so a poor starting model gathers its inliers in a few fits; then up to
-    ``iterations`` fits at ``thr`` until the inlier set stops changing.
+    from ``anneal * threshold`` towards ``threshold`` (LO+'s iterated least squares, Lebeda,
+    Matas and Chum, BMVC 2012), so a poor starting model gathers its inliers in a few fits;
+    then up to ``iterations`` fits at ``threshold`` until the inlier set stops changing.
 
-    Returns the last model (None when the first refit is degenerate) and whether the inlier
-    set stopped changing (a converged refit need not be repeated).
+    Parameters
+    ----------
+    problem : RobustProblem
+    model : ndarray
+        Starting model.
+    inliers : (n,) bool ndarray
+        Its inliers at ``threshold``.
+    threshold : float
+    iterations, anneal_steps : int
+    anneal : float
+
+    Returns
+    -------
+    model : ndarray or None
+        The last model (None when the first refit is degenerate).
+    converged : bool
+        Whether the inlier set stopped changing (a converged refit need not be repeated).
     """
-    current = model
+    thr = threshold
+    current, fitted = model, False
     if anneal > 1.0 and anneal_steps > 0:
-        r = problem.residuals(model[None])[0]
+        r = _residuals_of(problem, model)
         for i in range(anneal_steps):
             t = thr * anneal ** (1.0 - i / anneal_steps)
             new = problem.refit(current, r < t, t, final=False)
             if new is None:
                 break
-            current = new
-            r = problem.residuals(current[None])[0]
+            current, fitted = new, True
+            r = _residuals_of(problem, current)
         inliers = r < thr
     inl = inliers
     for _ in range(iterations):
         new = problem.refit(current, inl, thr)
         if new is None:
-            return (None if current is model else current), False
-        current = new
-        inl_new = problem.residuals(current[None])[0] < thr
+            return (current if fitted else None), False
+        current, fitted = new, True
+        inl_new = _residuals_of(problem, current) < thr
         if inl_new.sum() <= problem.sample_size:
             return current, False
         if np.array_equal(inl_new, inl):
@@ -470,46 +521,56 @@ def _irls(problem, model, inliers, thr, iterations: int = 3, anneal: float = 1.0
     return current, False
 
 
-def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, sub=None):
+def _best_inner_fit(problem, model, residuals, loss, opt: RobustOptions, rng, subset):
+    """LO's inner samples: non-minimal samples of the inliers of ``model``, fitted in one
+    batch and ranked on the verification ``subset`` (all points without one); the best is
+    scored on all points. Returns it with its residuals and MSAC loss when it beats ``model``,
+    else None."""
+    thr, s = opt.threshold, problem.sample_size
+    idx = np.flatnonzero(residuals < thr)
+    m = min(len(idx) // 2, opt.lo_sample_factor * s)
+    if m <= s or opt.lo_iterations <= 0:
+        return None
+    picks = idx[disjoint_samples(rng, len(idx), m, opt.lo_iterations)]
+    fits, _ = problem.fit_samples(picks, near=model)
+    if not len(fits):
+        return None
+    ranked = msac_loss(problem.residuals(fits, subset), thr)
+    k = int(np.argmin(ranked))
+    if not ranked[k] < (loss if subset is None else msac_loss(residuals[subset], thr)):
+        return None
+    r = _residuals_of(problem, fits[k])
+    fit_loss = msac_loss(r, thr)
+    return (fits[k], r, fit_loss) if fit_loss < loss else None
+
+
+def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, subset=None):
     """LO-RANSAC (Chum et al. 2003; LO+, Lebeda et al. 2012), ``opt.lo_rounds`` rounds at
-    most: non-minimal samples of the inliers, fitted in one batch, then iterated least squares
-    with a decreasing threshold from the best of them. A later round starts from the result
-    (a restart of the annealing reaches inliers that the first model was too far from) and
-    stops the loop unless one of its samples beats the model. With a verification subset
-    ``sub`` (point indices), the inner fits are ranked on it and only the best one is scored on
-    all points.
+    most: the best of non-minimal samples of the inliers (:func:`_best_inner_fit`), then
+    iterated least squares with a decreasing threshold from it. A later round starts from the
+    result (a restart of the annealing reaches inliers that the first model was too far from)
+    and stops the loop unless one of its samples beats the model.
 
     Returns the best model, its residuals, its MSAC loss and whether its refit converged.
     """
     thr = opt.threshold
     best, best_r = model, residuals
-    best_loss = _loss(MSAC, best_r[None], thr)[0]
+    best_loss = msac_loss(best_r, thr)
     converged = False
     for round_ in range(max(opt.lo_rounds, 1)):
-        idx = np.flatnonzero(best_r < thr)
-        m = min(len(idx) // 2, opt.lo_sample_factor * problem.sample_size)
         start, start_r, start_loss = best, best_r, best_loss
-        if m > problem.sample_size and opt.lo_iterations > 0:
-            picks = idx[_disjoint_samples(rng, len(idx), m, opt.lo_iterations)]
-            fits, _ = problem.fit_samples(picks, near=best)
-            if len(fits):
-                # Ranked on the verification subset (if any); the best is scored on all points.
-                L = _loss(MSAC, problem.residuals(fits, sub), thr)
-                k = int(np.argmin(L))
-                if L[k] < (start_loss if sub is None else
-                           _loss(MSAC, start_r[sub][None], thr)[0]):
-                    r = problem.residuals(fits[k][None])[0]
-                    loss = _loss(MSAC, r[None], thr)[0]
-                    if loss < start_loss:
-                        start, start_r, start_loss = fits[k], r, loss
-        if round_ > 0 and start is best:  # no sample beat the optimised model
+        inner = _best_inner_fit(problem, best, best_r, best_loss, opt, rng, subset)
+        if inner is not None:
+            start, start_r, start_loss = inner
+        elif round_ > 0:  # no sample beat the optimised model
             break
         # A converged refit rejected here would be rejected again by the final refit.
-        ref, conv = _irls(problem, start, start_r < thr, thr, anneal=opt.lo_anneal,
-                          anneal_steps=opt.lo_anneal_steps)
+        ref, conv = iterated_least_squares(problem, start, start_r < thr, thr,
+                                           anneal=opt.lo_anneal,
+                                           anneal_steps=opt.lo_anneal_steps)
         if ref is not None:
-            r = problem.residuals(ref[None])[0]
-            loss = _loss(MSAC, r[None], thr)[0]
+            r = _residuals_of(problem, ref)
+            loss = msac_loss(r, thr)
             if loss < start_loss:
                 start, start_r, start_loss = ref, r, loss
         if not start_loss < best_loss * (1 - 1e-6) and round_ > 0:
@@ -541,7 +602,7 @@ def search_other_branch(problem: RobustProblem, model, candidates, options: Robu
         Indices of left-out points to draw from.
     options : RobustOptions
         Threshold and annealing of the local optimisation.
-    rng : numpy.random.Generator
+    rng : None, int or numpy.random.Generator
     n_samples, n_optimised : int
     from_candidates : int, optional
         Points of each sample drawn from ``candidates`` (default a third of the sample).
@@ -550,30 +611,48 @@ def search_other_branch(problem: RobustProblem, model, candidates, options: Robu
     -------
     model, inliers : ndarray and (n,) bool ndarray, or None and None when no sample beats
     ``model``.
+
+    Raises
+    ------
+    ValueError
+        On invalid options or arguments (naming them).
     """
+    _check_options(options)
+    rng = check_rng(rng)
+    n_samples = check_positive_int("n_samples", n_samples)
+    n_optimised = check_positive_int("n_optimised", n_optimised)
     thr, s = options.threshold, problem.sample_size
-    k = max(1, s // 3) if from_candidates is None else int(from_candidates)
-    r0 = problem.residuals(np.asarray(model)[None])[0]
+    candidates = np.asarray(candidates)
+    if candidates.ndim != 1 or (len(candidates) and candidates.dtype.kind not in "iu"):
+        raise ValueError(f"candidates must be (M,) integer indices, got shape "
+                         f"{candidates.shape} and dtype {candidates.dtype}")
+    if from_candidates is None:
+        k = max(1, s // 3)
+    else:
+        k = check_positive_int("from_candidates", from_candidates)
+        if k >= s:
+            raise ValueError(f"from_candidates must be below the sample size {s}, got {k}")
+    r0 = _residuals_of(problem, np.asarray(model))
     inl = np.flatnonzero(r0 < thr)
     if len(candidates) < k or len(inl) < s - k:
         return None, None
-    best_loss = _loss(MSAC, r0[None], thr)[0]
-    picks = np.concatenate([inl[_sample_indices(rng, len(inl), s - k, n_samples)],
-                            np.asarray(candidates)[_sample_indices(rng, len(candidates), k,
-                                                                   n_samples)]], axis=1)
+    best_loss = msac_loss(r0, thr)
+    picks = np.concatenate([inl[sample_indices(rng, len(inl), s - k, n_samples)],
+                            candidates[sample_indices(rng, len(candidates), k, n_samples)]],
+                           axis=1)
     models, _ = problem.fit_samples(picks)
     if len(models) == 0:
         return None, None
-    raw = _loss(MSAC, problem.residuals(models), thr)
+    raw = msac_loss(problem.residuals(models), thr)
     best = None
     for m in models[np.argsort(raw)[:n_optimised]]:
-        r = problem.residuals(m[None])[0]
-        ref, _ = _irls(problem, m, r < thr, thr, anneal=options.lo_anneal,
-                       anneal_steps=options.lo_anneal_steps)
+        ref, _ = iterated_least_squares(problem, m, _residuals_of(problem, m) < thr, thr,
+                                        anneal=options.lo_anneal,
+                                        anneal_steps=options.lo_anneal_steps)
         if ref is None:
             continue
-        rr = problem.residuals(ref[None])[0]
-        loss = _loss(MSAC, rr[None], thr)[0]
+        rr = _residuals_of(problem, ref)
+        loss = msac_loss(rr, thr)
         if loss < best_loss:
             best, best_loss, best_inl = ref, loss, rr < thr
     return (best, best_inl) if best is not None else (None, None)

@@ -1,0 +1,252 @@
+r"""Samplers of the robust loop: which points each hypothesis is fitted to, and when to stop.
+
+A sampler has one interface (:class:`Sampler`): ``draw(rng, batch)`` returns ``batch`` samples
+of point indices, ``needed(inliers, chance)`` the number of samples after which the best
+support so far is found with the required confidence. :class:`UniformSampler` is RANSAC's
+(Fischler and Bolles 1981), :class:`ProsacSampler` the progressive sampling on a quality order
+(PROSAC, Chum and Matas, CVPR 2005).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from .._checks import check_positive_int
+
+__all__ = [
+    "ProsacSampler",
+    "Sampler",
+    "UniformSampler",
+    "disjoint_samples",
+    "log_binom_table",
+    "required_iterations",
+    "sample_indices",
+]
+
+
+class Sampler(Protocol):
+    """What the loop needs from a sampler."""
+
+    #: True for PROSAC: its termination needs the chance inlier ratio of each new best model,
+    #: its batches start small and near-best models of a batch are also optimised.
+    progressive: bool
+
+    def first_batch(self, batch_size: int) -> int:
+        """Size of the first batch of samples (later batches double up to ``batch_size``)."""
+
+    def draw(self, rng: np.random.Generator, batch: int) -> np.ndarray:
+        """``batch`` samples ``(batch, s)`` of distinct point indices."""
+
+    def needed(self, inliers: np.ndarray, chance: float | None) -> float:
+        """Samples needed for the support ``inliers`` ``(n,)`` bool; ``chance`` is the
+        probability that a point fits by chance (only a progressive sampler uses it)."""
+
+
+def sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
+    """``batch`` samples of ``s`` distinct indices out of ``n``, vectorised: ``(batch, s)``.
+
+    Examples
+    --------
+    >>> S = sample_indices(np.random.default_rng(0), 10, 3, 4)
+    >>> S.shape, all(len(set(row)) == 3 for row in S)
+    ((4, 3), True)
+    """
+    return _sample_pools(rng, np.full(batch, n), s)
+
+
+def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.ndarray:
+    """One sample of ``s`` distinct indices out of ``range(p)`` for each pool size ``p``.
+
+    Small pools (or samples large enough for repeats to be likely: the birthday bound
+    ``s^2 > p``) take the ``s`` smallest of random keys; large pools draw indices directly and
+    redraw the rare rows with a repeat.
+    """
+    out = np.empty((len(pools), s), np.intp)
+    small = (pools <= 512) | (pools <= 4 * s) | (s * s > pools)
+    if np.any(small):
+        ps = pools[small]
+        keys = rng.random((len(ps), int(ps.max())))
+        keys[np.arange(keys.shape[1]) >= ps[:, None]] = 2.0
+        out[small] = np.argpartition(keys, s - 1, axis=1)[:, :s]
+    rows = np.flatnonzero(~small)
+    while len(rows):
+        idx = (rng.random((len(rows), s)) * pools[rows, None]).astype(np.intp)
+        srt = np.sort(idx, axis=1)
+        ok = np.all(srt[:, 1:] != srt[:, :-1], axis=1)
+        out[rows[ok]] = idx[ok]
+        rows = rows[~ok]
+    return out
+
+
+def disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
+    """``batch`` samples ``(batch, s)`` of ``s`` distinct indices out of ``n`` (``s <= n``):
+    consecutive chunks of random permutations, so the samples cut from one permutation are
+    disjoint.
+
+    Each sample is uniform; for local optimisation's large inner samples (``s^2 > n``, where
+    rejection would mostly redraw) one permutation serves ``n // s`` of them.
+
+    Examples
+    --------
+    >>> S = disjoint_samples(np.random.default_rng(0), 10, 5, 2)
+    >>> sorted(S.ravel().tolist()) == list(range(10))
+    True
+    """
+    n = check_positive_int("n", n)
+    s = check_positive_int("s", s)
+    batch = check_positive_int("batch", batch)
+    if s > n:
+        raise ValueError(f"s must be at most n = {n}, got {s}")
+    per = n // s
+    perms = rng.permuted(np.tile(np.arange(n), (-(-batch // per), 1)), axis=1)
+    return perms[:, :per * s].reshape(-1, s)[:batch]
+
+
+def log_binom_table(n_max: int, k: int) -> np.ndarray:
+    """``log C(n, k)`` for ``n = k .. n_max`` (``(n_max - k + 1,)``), from the recurrence
+    ``C(n, k) = C(n - 1, k) n / (n - k)`` as one cumulative sum of logarithms.
+
+    Examples
+    --------
+    >>> np.round(np.exp(log_binom_table(6, 2)), 9)
+    array([ 1.,  3.,  6., 10., 15.])
+    """
+    n = np.arange(k + 1, n_max + 1, dtype=float)
+    return np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
+
+
+def required_iterations(inlier_ratio: float, s: int, confidence: float) -> float:
+    r"""RANSAC's number of samples: with probability ``confidence`` one of them is all
+    inliers,
+
+    .. math:: k = \frac{\log(1 - p)}{\log(1 - w^s)} ,
+
+    0 when every point is an inlier and infinite when none is.
+
+    Examples
+    --------
+    >>> round(required_iterations(0.5, 4, 0.99))
+    71
+    """
+    w = inlier_ratio**s
+    if w <= 0:
+        return np.inf
+    if w >= 1:
+        return 0
+    return np.log(1 - confidence) / np.log1p(-w)
+
+
+class UniformSampler:
+    """RANSAC's sampling: every sample uniform over all ``n`` points, the classical
+    termination (:func:`required_iterations`).
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    s : int
+        Points per sample.
+    confidence : float
+        Probability that the search does not miss a better model.
+    """
+
+    progressive = False
+
+    def __init__(self, n: int, s: int, confidence: float):
+        self.n, self.s, self.confidence = n, s, confidence
+
+    def first_batch(self, batch_size: int) -> int:
+        return batch_size
+
+    def draw(self, rng: np.random.Generator, batch: int) -> np.ndarray:
+        return sample_indices(rng, self.n, self.s, batch)
+
+    def needed(self, inliers: np.ndarray, chance: float | None = None) -> float:
+        return required_iterations(inliers.mean(), self.s, self.confidence)
+
+
+class ProsacSampler:
+    """PROSAC's progressive sampling and termination (Chum and Matas, CVPR 2005).
+
+    Sample ``t`` is drawn from the ``n(t)`` points of best quality, ``n`` growing on the
+    schedule ``T'_n`` that makes the first ``T_N`` samples match, in expectation, the samples
+    of RANSAC that lie in the top ``n`` (so PROSAC falls back to RANSAC when the order is
+    uninformative). Termination: the smallest number of samples over the prefix sizes ``n``
+    whose support is non-random, for the confidence that no better model exists among the top
+    ``n`` (maximality); the pool then stops growing at the best ``n``. Prefixes shorter than
+    ``min_length`` are not considered (the paper's minimum is the sample size): a locally
+    optimised model that explains the few best points but misses many inliers elsewhere must
+    not end the search.
+
+    Parameters
+    ----------
+    order : (N,) int array_like
+        Point indices by decreasing quality.
+    s : int
+        Points per sample.
+    confidence : float
+    t_total : float
+        ``T_N``, the number of samples after which PROSAC draws from all points.
+    min_length : int
+        Shortest prefix considered by the termination.
+    """
+
+    progressive = True
+
+    def __init__(self, order, s: int, confidence: float, t_total: float = 200000.0,
+                 min_length: int = 100):
+        n = len(order)
+        self.order, self.s, self.n, self.confidence = np.asarray(order), s, n, confidence
+        self.sizes = np.arange(s, n + 1)
+        self.min_length = min(max(min_length, s), n)
+        # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
+        self.log_binom_sizes = log_binom_table(n, s)  # log C(n, s), n = s..N
+        log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
+        steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
+        self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
+        self.pool = s
+        self.max_pool = n
+        self.drawn = 0
+
+    def first_batch(self, batch_size: int) -> int:
+        # The first samples are the most likely to be all inliers: batches start small.
+        return min(batch_size, 16)
+
+    def draw(self, rng: np.random.Generator, batch: int) -> np.ndarray:
+        t = self.drawn + 1.0 + np.arange(batch)
+        pool = self.s + np.searchsorted(self.grow, t, side="right") - 1
+        pool = np.minimum(pool, max(self.max_pool, self.pool))
+        # At t = T'_n the sample holds the n-th point and s - 1 of the better ones.
+        newest = (self.grow[pool - self.s] == t) & (pool > self.s)
+        idx = _sample_pools(rng, pool - newest, self.s)
+        idx[newest, -1] = pool[newest] - 1
+        self.drawn += batch
+        self.pool = int(pool[-1])
+        return self.order[idx]
+
+    def needed(self, inliers: np.ndarray, chance: float | None) -> float:
+        """Samples needed for the support ``inliers`` (bool, all points); sets ``n*``."""
+        s = self.s
+        # Termination lengths below min_length are not considered: a model that explains the
+        # few best points but is wrong elsewhere would stop the search at once.
+        first = self.min_length - s
+        sizes = self.sizes[first:]
+        support = np.cumsum(inliers[self.order])[self.min_length - 1:]  # I_n, n = min_length..N
+        # Non-randomness: I_n above the 95% quantile of chance support (normal approximation
+        # of the binomial, as in the paper), beta the probability that a point fits by chance.
+        extra = sizes - s
+        beta = min(max(chance, 1e-9), 1.0 - 1e-9)
+        minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
+        # Probability that a sample from the top n is all inliers: C(I_n, s) / C(n, s).
+        good = np.where(support >= s, np.exp(self.log_binom_sizes[np.maximum(support - s, 0)]
+                                             - self.log_binom_sizes[first:]), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            k = np.where(good >= 1.0, 0.0,
+                         np.log(1.0 - self.confidence) / np.log1p(-np.minimum(good, 1.0)))
+        k = np.where(support >= minimum, np.nan_to_num(k, nan=np.inf), np.inf)
+        i = int(np.argmin(k))
+        if np.isfinite(k[i]):
+            self.max_pool = int(sizes[i])
+        return float(k[i])
