@@ -17,6 +17,7 @@ __all__ = [
     "check_object_points",
     "check_positive_int",
     "check_rng",
+    "check_skew_lines",
 ]
 
 
@@ -154,3 +155,23 @@ def check_threshold(name: str, value) -> float:
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
     return float(value)
+
+
+def check_skew_lines(name1: str, line1, name2: str, line2, *, tol: float) -> None:
+    r"""Raise a ValueError naming both arguments unless the Plücker lines ``line1`` and
+    ``line2`` ``(6,)`` (direction and moment) are skew (:func:`xslit.geometry.plucker.lines_intersect` at ``tol``):
+    the two slits of a camera must not meet.
+
+    Examples
+    --------
+    >>> check_skew_lines("slit1", [1, 0, 0, 0, 0, 0], "slit2", [0, 1, 0, -1, 0, 0], tol=1e-12)
+    >>> check_skew_lines("slit1", [1, 0, 0, 0, 0, 0], "slit2", [0, 1, 0, 0, 0, 0], tol=1e-12)
+    Traceback (most recent call last):
+    ...
+    ValueError: slit1 and slit2 must be skew lines, got intersecting lines (a two-slit camera needs non-coplanar slits)
+    """
+    from .geometry.plucker import lines_intersect  # geometry imports nothing from here
+
+    if lines_intersect(line1, line2, tol=tol):
+        raise ValueError(f"{name1} and {name2} must be skew lines, got intersecting lines "
+                         "(a two-slit camera needs non-coplanar slits)")

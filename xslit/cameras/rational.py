@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._checks import check_array, check_matrix
+from .._checks import check_array, check_matrix, check_skew_lines
 from ..geometry.plucker import (
     dual_line,
     dual_matrix,
@@ -125,11 +125,11 @@ class RationalCamera(Camera):
         eq. two_slit_non_intrinsic, :math:`u_k = x^T P_1^* S_k P_2^* x` (see
         :attr:`quadratic_forms`).
         """
-        from .two_slit import _check_skew
+        from .two_slit import SKEW_TOL
 
         l1 = check_matrix("slit1", slit1, (6,))
         l2 = check_matrix("slit2", slit2, (6,))
-        _check_skew(l1, l2)
+        check_skew_lines("slit1", l1, "slit2", l2, tol=SKEW_TOL)
         P1, P2 = dual_matrix(l1), dual_matrix(l2)
 
         def lam(X):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_matrix
+from .._checks import check_matrix, check_skew_lines
 from ..geometry.plucker import (
     dual_matrix,
     line_from_planes,
@@ -18,7 +18,7 @@ from ..geometry.plucker import (
     meet_line_plane,
     normalize_lines,
 )
-from .two_slit import _check_skew
+from .two_slit import SKEW_TOL
 
 __all__ = ["retinal_plane_homography"]
 
@@ -58,7 +58,7 @@ def retinal_plane_homography(slit1, slit2, frame1, frame2) -> np.ndarray:
     l2 = check_matrix("slit2", slit2, (6,))
     Y1 = check_matrix("frame1", frame1, (4, 3))
     Y2 = check_matrix("frame2", frame2, (4, 3))
-    _check_skew(l1, l2)
+    check_skew_lines("slit1", l1, "slit2", l2, tol=SKEW_TOL)
     for name, Y in (("frame1", Y1), ("frame2", Y2)):
         if np.linalg.matrix_rank(Y) < 3:
             raise ValueError(f"{name} must have rank 3 (three independent points of a plane)")

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_matrix
+from .._checks import check_matrix, check_skew_lines
 from ..geometry.plucker import (
     dual_matrix,
     line_from_planes,
-    lines_intersect,
     meet_line_plane,
     normalize_lines,
     origin_direction_from_line,
@@ -132,7 +131,7 @@ class TwoSlitCamera(Camera):
         l1 = check_matrix("slit1", slit1, (6,))
         l2 = check_matrix("slit2", slit2, (6,))
         Y = check_matrix("frame", frame, (4, 3))
-        _check_skew(l1, l2)
+        check_skew_lines("slit1", l1, "slit2", l2, tol=SKEW_TOL)
         if np.linalg.matrix_rank(Y, tol=1e-12 * np.abs(Y).max()) < 3:
             raise ValueError("frame must have rank 3 (three independent points of a plane), "
                              f"got rank {np.linalg.matrix_rank(Y)}")
@@ -278,12 +277,6 @@ class TwoSlitCamera(Camera):
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"model": self.model, "A1": self.A1.tolist(), "A2": self.A2.tolist()}
-
-
-def _check_skew(l1, l2):
-    if lines_intersect(l1, l2, tol=SKEW_TOL):
-        raise ValueError("slit1 and slit2 must be skew lines, got intersecting lines "
-                         "(a two-slit camera needs non-coplanar slits)")
 
 
 def _off_line(Pstar, y) -> bool:
