@@ -33,6 +33,7 @@ __all__ = [
     "evaluate_tensor",
     "kron_modes",
     "sampson_distance",
+    "sampson_distance_batch",
     "sampson_distance_op",
     "sampson_distance_pairs",
     "sampson_jacobian_op",
@@ -366,3 +367,50 @@ def sampson_jacobian_op(G, f):
     coef = -(R[0] / (g2 * g))[:, None, :] * np.swapaxes(R[1:], 0, 1)  # (M, 4, N)
     J = G[0][None] / g[..., None] + np.einsum("mkn,knj->mnj", coef, G[1:])
     return d, J
+
+
+def sampson_distance_batch(G, F, signed: bool = False) -> np.ndarray:
+    """:func:`sampson_distance` of a batch of tensors from a :func:`sampson_operator`, as one
+    matrix product ``(K P, 16) x (16, 5 N)`` (or one per operator).
+
+    Parameters
+    ----------
+    G : (5, N, 16) or (K, 5, N, 16) ndarray
+        The operator shared by all tensors, or one per row of ``F`` (e.g. a different subset
+        of the correspondences for each).
+    F : (K, P, 16) ndarray
+        ``P`` tensors per row.
+    signed : bool
+        Keep the sign of the residual (``e / |grad e|``), a smooth function for least squares.
+
+    Returns
+    -------
+    d : (K, P, N) ndarray
+        0 where the residual and its gradient vanish.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p1, p2, F = rng.normal(size=(6, 2)), rng.normal(size=(6, 2)), rng.normal(size=(1, 2, 16))
+    >>> d = sampson_distance_batch(sampson_operator(p1, p2), F)
+    >>> bool(np.allclose(d[0], sampson_distance(F[0].reshape(2, 2, 2, 2, 2), p1, p2)))
+    True
+    """
+    G = np.ascontiguousarray(G, dtype=float)
+    F = np.asarray(F, dtype=float)
+    if G.ndim not in (3, 4) or G.shape[-3] != 5 or G.shape[-1] != 16:
+        raise ValueError(f"G must have shape (5, N, 16) or (K, 5, N, 16), got {G.shape}")
+    if F.ndim != 3 or F.shape[-1] != 16 or (G.ndim == 4 and len(F) != len(G)):
+        want = "(K, P, 16)" if G.ndim == 3 else f"({len(G)}, P, 16)"
+        raise ValueError(f"F must have shape {want}, got {F.shape}")
+    K, P = F.shape[:2]
+    if G.ndim == 3:
+        R = (F.reshape(K * P, 16) @ G.reshape(-1, 16).T).reshape(K, P, 5, -1)
+    else:
+        R = (F @ np.swapaxes(G.reshape(len(G), -1, 16), 1, 2)).reshape(K, P, 5, -1)
+    g = R[:, :, 1:]
+    gn = np.sqrt(np.einsum("kpcn,kpcn->kpn", g, g))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = (R[:, :, 0] if signed else np.abs(R[:, :, 0])) / gn
+    d[np.isnan(d)] = 0.0
+    return d

@@ -40,10 +40,25 @@ def null_space(A, rank: int | None = None) -> np.ndarray:
     return Vt[..., r:, :]
 
 
+def _real_or_complex(a) -> np.ndarray:
+    """``a`` as float64, or complex128 when complex (complex steps pass through)."""
+    a = np.asarray(a)
+    return a.astype(np.result_type(a.dtype, np.float64), copy=False)
+
+
 def skew(v) -> np.ndarray:
-    """Cross-product matrix ``[v]x`` of ``(..., 3)`` vectors, ``(..., 3, 3)``."""
-    v = np.asarray(v, dtype=float)
-    S = np.zeros((*v.shape[:-1], 3, 3))
+    """Cross-product matrix ``[v]x`` of ``(..., 3)`` vectors, ``(..., 3, 3)`` (complex input
+    stays complex).
+
+    Examples
+    --------
+    >>> skew([1.0, 2.0, 3.0]) @ [4.0, 5.0, 6.0]
+    array([-3.,  6., -3.])
+    """
+    v = _real_or_complex(v)
+    if v.shape[-1:] != (3,):
+        raise ValueError(f"v must have shape (..., 3), got {v.shape}")
+    S = np.zeros((*v.shape[:-1], 3, 3), dtype=v.dtype)
     S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
     S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
     S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
@@ -63,6 +78,8 @@ def matrix_from_rvec(rvec) -> np.ndarray:
     array([0., 1., 0.])
     """
     r = np.asarray(rvec, dtype=float)
+    if r.shape[-1:] != (3,):
+        raise ValueError(f"rvec must have shape (..., 3), got {r.shape}")
     th = np.linalg.norm(r, axis=-1)[..., None, None]
     K = skew(r)
     small = th < 1e-8

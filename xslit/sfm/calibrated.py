@@ -61,7 +61,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import check_image_points, check_mask, check_rng, check_threshold
+from .._checks import (
+    check_array,
+    check_image_points,
+    check_mask,
+    check_matrix,
+    check_positive_int,
+    check_rng,
+    check_threshold,
+)
 from ..cameras import PushbroomIntrinsics, TwoSlitIntrinsics, compose_camera
 from ..epipolar.linear import axis_normalization
 from ..epipolar.tensor import (
@@ -70,10 +78,12 @@ from ..epipolar.tensor import (
     epipolar_tensor,
     kron_modes,
     sampson_distance,
+    sampson_distance_batch,
     sampson_operator,
 )
 from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
-from .lm import batch_accept, batch_damped_steps
+from ..robust import msac_loss
+from .lm import batch_levenberg_marquardt
 from .triangulate import triangulate_linear
 from .two_view import (
     fit_metric_pose,
@@ -193,6 +203,7 @@ def rotation_grid(n: int) -> np.ndarray:
 
     Deterministic: the same ``n`` gives the same grid. Returns ``(n, 3, 3)``.
     """
+    n = check_positive_int("n", n)
     s = np.arange(n) + 0.5
     r, rr = np.sqrt(s / n), np.sqrt(1.0 - s / n)
     a = 2.0 * np.pi * s / np.sqrt(2.0)
@@ -214,6 +225,7 @@ def fibonacci_sphere(n: int) -> np.ndarray:
     >>> bool(np.allclose(np.linalg.norm(fibonacci_sphere(50), axis=1), 1.0))
     True
     """
+    n = check_positive_int("n", n)
     i = np.arange(n) + 0.5
     z = 1.0 - 2.0 * i / n
     r = np.sqrt(1.0 - z * z)
@@ -352,22 +364,24 @@ def _distinct(R, order, max_count, separation_deg):
 
 def _polish_rotations(Phi, M, U, R, iterations):
     """Batched Levenberg--Marquardt on the rotation alone (``t`` eliminated)."""
-    r, t = _algebraic(Phi, M, U, R)
-    cost = np.einsum("ij,ij->i", r, r)
-    lam = np.full(len(R), 1e-3)
     h = 1e-6
-    eye = np.eye(3)
-    for _ in range(iterations):
-        Rp = np.concatenate([matrix_from_rvec(eye[k] * h) @ R for k in range(3)])
-        Mp = M if M.ndim == 2 else np.concatenate([M] * 3)
-        Up = U if U.ndim == 2 else np.concatenate([U] * 3)
-        J = ((_algebraic(Phi, Mp, Up, Rp)[0].reshape(3, *r.shape) - r) / h).transpose(1, 0, 2)
-        Rn = matrix_from_rvec(batch_damped_steps(J, r, lam)) @ R
-        rn, tn = _algebraic(Phi, M, U, Rn)
-        (R, r, t), cost, lam, done = batch_accept(cost, np.einsum("ij,ij->i", rn, rn), lam, 1e-12,
-                                             (R, r, t), (Rn, rn, tn))
-        if done.all():
-            break
+    turns = [matrix_from_rvec(k * h) for k in np.eye(3)]
+    Mp = M if M.ndim == 2 else np.concatenate([M] * 3)
+    Up = U if U.ndim == 2 else np.concatenate([U] * 3)
+
+    def residuals(state):
+        r, t = _algebraic(Phi, M, U, state[0])
+        return r, (state[0], t)
+
+    def jacobian(state, r):  # forward differences along the three axes
+        Rp = np.concatenate([turn @ state[0] for turn in turns])
+        return ((_algebraic(Phi, Mp, Up, Rp)[0].reshape(3, *r.shape) - r) / h).transpose(1, 0, 2)
+
+    def retract(state, steps):
+        return matrix_from_rvec(steps) @ state[0], state[1]
+
+    (R, t), _, cost = batch_levenberg_marquardt(residuals, jacobian, retract, (R,),
+                                                iterations=iterations, rel_tol=1e-12)
     return R, t, cost
 
 
@@ -417,8 +431,8 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
         t = -np.linalg.solve(Q, np.swapaxes(MB, 1, 2) @ a[..., None])[..., 0]
         f = a + (B @ t[..., None])[..., 0]
         sample = idx[:: max(1, len(idx) // 64)]
-        Gs = _operator(sampson_operator(points1[sample], points2[sample]))
-        cost = np.median(np.abs(_sampson_batch(Gs, f[:, None])[:, 0]), axis=1)
+        Gs = sampson_operator(points1[sample], points2[sample])
+        cost = np.median(np.abs(_signed_sampson(Gs, f[:, None])[:, 0]), axis=1)
         if rays is not None:
             terms = _ray_terms(rays[0][sample], rays[1][sample])
             front = _in_front(terms, grid, t).mean(axis=1)
@@ -431,37 +445,17 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
     return _polish_rotations(Phi, np.stack(Ms), np.stack(Us), grid[starts], iterations)
 
 
-def _operator(G):
-    """``sampson_operator`` ``(5, n, 16)`` or ``(K, 5, n, 16)`` as ``(16, 5n)`` or
-    ``(K, 16, 5n)`` for BLAS products (a view when ``G`` is contiguous)."""
-    G = np.ascontiguousarray(G)
-    if G.ndim == 3:
-        return G.reshape(-1, 16).T
-    return np.swapaxes(G.reshape(len(G), -1, 16), 1, 2)
+def _signed_sampson(G, f):
+    """Signed Sampson distances ``(K, P, n)`` of tensors ``f`` ``(K, P, 16)``
+    (:func:`~xslit.epipolar.tensor.sampson_distance_batch`), clipped to a million pixels: a
+    tensor whose gradient nearly vanishes at a correspondence must not dominate the least
+    squares."""
+    return np.clip(sampson_distance_batch(G, f, signed=True), -1e6, 1e6)
 
 
-def _sampson_batch(Gt, f):
-    """Signed Sampson distances ``(K, P, n)`` of tensors ``f`` ``(K, P, 16)``.
-
-    ``Gt`` is an :func:`_operator`, shared by all ``(16, 5n)`` or one per batch
-    ``(K, 16, 5n)``; the products are BLAS matrix products.
-    """
-    K, P, _ = f.shape
-    if Gt.ndim == 2:
-        Rk = (f.reshape(K * P, 16) @ Gt).reshape(K, P, 5, -1)
-    else:
-        Rk = (f @ Gt).reshape(K, P, 5, -1)
-    g = Rk[:, :, 1:]
-    gn = np.sqrt(np.einsum("kpcn,kpcn->kpn", g, g))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = Rk[:, :, 0] / gn
-    d[np.isnan(d)] = 0.0
-    return np.clip(d, -1e6, 1e6)
-
-
-def _pose_residuals(Phi, Gt, R, t):
+def _pose_residuals(Phi, G, R, t):
     """Signed Sampson distances ``(K, n)`` of poses ``(K, 3, 3)``, ``(K, 3)``."""
-    return _sampson_batch(Gt, pose_tensors(Phi, R, t)[:, None])[:, 0]
+    return _signed_sampson(G, pose_tensors(Phi, R, t)[:, None])[:, 0]
 
 
 def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
@@ -483,32 +477,47 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
     -------
     R : (K, 3, 3), t : (K, 3), rms : (K,)
         Weighted RMS Sampson distance in pixels.
+
+    Raises
+    ------
+    ValueError
+        When the shapes do not match (naming the argument).
     """
-    Gt = _operator(G)
-    R = np.array(R, dtype=float)
-    t = np.array(t, dtype=float)
+    # Shapes only: a start that is not finite stays in the batch and loses the comparisons.
+    Phi = check_matrix("Phi", Phi, (16, 18), finite=False)
+    R = check_array("R", R)
     K = len(R)
-    w = 1.0 if weights is None else np.asarray(weights, dtype=float)
-    r = _pose_residuals(Phi, Gt, R, t) * w
-    cost = np.einsum("kn,kn->k", r, r)
-    lam = np.full(K, 1e-3)
+    R = check_matrix("R", R, (K, 3, 3), finite=False).copy()
+    t = check_matrix("t", t, (K, 3), finite=False).copy()
+    G = np.ascontiguousarray(check_array("G", G))  # once, not at every step
+    if G.shape[-3:-2] != (5,) or G.shape[-1] != 16 or G.ndim not in (3, 4) or (
+            G.ndim == 4 and len(G) != K):
+        raise ValueError(f"G must have shape (5, n, 16) or ({K}, 5, n, 16), got {G.shape}")
+    n = G.shape[-2]
+    w = 1.0 if weights is None else check_matrix("weights", weights, (K, n), finite=False)
+    iterations = check_positive_int("iterations", iterations, minimum=0)
+    wp = w if weights is None else w[:, None]
     hw = 1e-7
     eye = np.eye(3)
-    for _ in range(iterations):
+    turns = [matrix_from_rvec(eye[k] * hw) for k in range(3)]
+
+    def residuals(state):
+        return _pose_residuals(Phi, G, *state) * w, state
+
+    def jacobian(state, r):  # forward differences: 3 turns, then 3 translations
+        R, t = state
         ht = 1e-7 * np.maximum(1.0, np.linalg.norm(t, axis=1))
-        Rp = np.stack([matrix_from_rvec(eye[k] * hw) @ R for k in range(3)] + [R] * 3, axis=1)
+        Rp = np.stack([turn @ R for turn in turns] + [R] * 3, axis=1)
         tp = np.stack([t] * 3 + [t + eye[k] * ht[:, None] for k in range(3)], axis=1)
-        rp = _sampson_batch(Gt, pose_tensors(Phi, Rp, tp))  # (K, 6, n)
+        rp = _signed_sampson(G, pose_tensors(Phi, Rp, tp))  # (K, 6, n)
         steps = np.concatenate([np.full((K, 3), hw), np.repeat(ht[:, None], 3, 1)], axis=1)
-        J = (rp * (w if weights is None else w[:, None]) - r[:, None]) / steps[:, :, None]
-        d = batch_damped_steps(J, r, lam)
-        Rn = matrix_from_rvec(d[:, :3]) @ R
-        tn = t + d[:, 3:]
-        rn = _pose_residuals(Phi, Gt, Rn, tn) * w
-        (R, t, r), cost, lam, done = batch_accept(cost, np.einsum("kn,kn->k", rn, rn), lam, 1e-6,
-                                             (R, t, r), (Rn, tn, rn))
-        if done.all():
-            break
+        return (rp * wp - r[:, None]) / steps[:, :, None]
+
+    def retract(state, d):
+        return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
+
+    (R, t), r, cost = batch_levenberg_marquardt(residuals, jacobian, retract, (R, t),
+                                                iterations=iterations, rel_tol=1e-6)
     count = r.shape[1] if weights is None else np.maximum(np.sum(w * w, axis=1), 1.0)
     return R, t, np.sqrt(cost / count)
 
@@ -561,12 +570,12 @@ def _in_front(terms, R, t):
     return (b * e2 - e1 >= 0) & (e2 - b * e1 >= 0)
 
 
-def _score(Phi, Gt, terms, R, t, threshold):
+def _score(Phi, G, terms, R, t, threshold):
     """MSAC scores ``(K,)`` and inlier masks ``(K, N)`` of poses: a correspondence is an inlier
     when its Sampson distance is within ``threshold`` and it lies in front of both cameras."""
-    d = np.abs(_pose_residuals(Phi, Gt, R, t))
-    inl = (d <= threshold) & _in_front(terms, R, t)
-    return np.where(inl, d * d, threshold * threshold).sum(axis=1), inl
+    d = np.abs(_pose_residuals(Phi, G, R, t))
+    front = _in_front(terms, R, t)
+    return msac_loss(np.where(front, d, np.inf), threshold), (d <= threshold) & front
 
 
 def _distinct_poses(R, t, order, max_count, separation_deg, translation_tol):
@@ -716,7 +725,6 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # Sampson distances in pixels: the tensor of the pixels is F_n contracted with the Ts.
     Phi = kron_modes(*Ts).T @ Phi_n
     G_all = sampson_operator(points1, points2)
-    Gt = _operator(G_all)
     # Translation grid: starts ranked by MSAC on a sample of the starting correspondences.
     M, _ = _whitening(n1, n2)
     tg = translation_grid(_reference_length(intrinsics1, intrinsics2), n_directions)
@@ -726,7 +734,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # Far from the bottom of their basins, the starts' Sampson distances all exceed a small
     # threshold; the truncation is then raised to the typical median distance of the best
     # tenth of the starts, so that the ranking still tells them apart.
-    Gs = Gt[:, _columns(sample, n)]
+    Gs = G_all[:, sample]
     med = np.median(np.abs(_pose_residuals(Phi, Gs, Rb, tb)), axis=1)
     sb, _ = _score(Phi, Gs, sterms, Rb, tb, max(threshold, float(np.quantile(med, 0.1))))
     kb = _distinct_poses(Rb, tb, np.argsort(sb, kind="stable"), n_starts, 10.0, 0.5)
@@ -739,7 +747,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # inliers and compared again.
     few = idx[:: max(1, len(idx) // 64)]  # about 64: enough to find the basin
     Rs, ts, _ = refine_pose_sampson(Phi, G_all[:, few], Rs, ts, iterations=8)
-    scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
+    scores, inls = _score(Phi, G_all, terms, Rs, ts, threshold)
     best = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), n_candidates, 1.0, 0.05)
     best = [k for k in best if np.isfinite(scores[k])]
     if not best:
@@ -755,7 +763,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     else:
         G_fit = G_all
     Rs, ts, _ = refine_pose_sampson(Phi, G_fit, Rs[best], ts[best], weights, iterations=12)
-    scores, inls = _score(Phi, Gt, terms, Rs, ts, threshold)
+    scores, inls = _score(Phi, G_all, terms, Rs, ts, threshold)
     order = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
     order = [k for k in order if np.isfinite(scores[k]) and inls[k].any()]
     if not order:
@@ -763,13 +771,13 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     k = order[0]
     R, t, score, inl = Rs[k], ts[k], scores[k], inls[k]
     for _ in range(3):  # local optimisation in the exact model
-        R, t, score, inl, improved = _local_optimisation(Phi, G_all, Gt, terms, R, t, score,
-                                                         inl, threshold, rng, lo_iterations)
+        R, t, score, inl, improved = _local_optimisation(Phi, G_all, terms, R, t, score, inl,
+                                                         threshold, rng, lo_iterations)
         if not improved:
             break
     if not inl.any():
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
-    rms = float(np.sqrt(np.mean(_pose_residuals(Phi, Gt, R[None], t[None])[0, inl] ** 2)))
+    rms = float(np.sqrt(np.mean(_pose_residuals(Phi, G_all, R[None], t[None])[0, inl] ** 2)))
     others = [(Rs[j], ts[j], inls[j], float(scores[j])) for j in order[1:]]
     others = [o for o in others if _distinct_poses(np.stack([R, o[0]]), np.stack([t, o[1]]),
                                                    [0, 1], 2, 0.1, 0.01) == [0, 1]]
@@ -777,15 +785,15 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     return pose
 
 
-def _columns(rows, n):
-    """Columns of an :func:`_operator` ``(16, 5n)`` that belong to the correspondences
-    ``rows`` (the operator stacks the 5 maps, each over all ``n`` correspondences)."""
-    return (np.arange(5)[:, None] * n + np.asarray(rows)[None]).ravel()
-
-
-def _local_optimisation(Phi, G_all, Gt, terms, R, t, score, inl, threshold, rng, n_subsets):
+def _local_optimisation(Phi, G_all, terms, R, t, score, inl, threshold, rng, n_subsets):
     """One round: poses fitted to random quarters of the inliers, scored by MSAC on all
-    points; the best one, if better, is re-fitted to its inliers until they are stable."""
+    points; the best one, if better, is re-fitted to its inliers until they are stable.
+
+    Not :mod:`xslit.robust`'s local optimisation: its inner samples are disjoint chunks of
+    permutations and its refits are kept whatever their loss (the annealed least squares),
+    where these refits are kept only while they lower the loss; they share the MSAC loss
+    (:func:`xslit.robust.msac_loss`, through :func:`_score`).
+    """
     idx = np.flatnonzero(inl)
     size = max(12, len(idx) // 4)
     improved = False
@@ -794,13 +802,13 @@ def _local_optimisation(Phi, G_all, Gt, terms, R, t, score, inl, threshold, rng,
         Gs = G_all[:, subsets].transpose(1, 0, 2, 3)  # (K, 5, size, 16)
         Rk, tk, _ = refine_pose_sampson(Phi, Gs, np.repeat(R[None], n_subsets, 0),
                                         np.repeat(t[None], n_subsets, 0), iterations=15)
-        sk, ik = _score(Phi, Gt, terms, Rk, tk, threshold)
+        sk, ik = _score(Phi, G_all, terms, Rk, tk, threshold)
         k = int(np.argmin(sk))
         if sk[k] < score:
             R, t, score, inl, improved = Rk[k], tk[k], sk[k], ik[k], True
     for _ in range(5):  # re-fit to all inliers (a quarter of them is noisier)
         Rf, tf, _ = refine_pose_sampson(Phi, G_all, R[None], t[None], inl[None])
-        sf, inf = _score(Phi, Gt, terms, Rf, tf, threshold)
+        sf, inf = _score(Phi, G_all, terms, Rf, tf, threshold)
         if not sf[0] < score:
             break
         R, t, score = Rf[0], tf[0], sf[0]

@@ -15,10 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import check_positive_int
+
 __all__ = [
     "BlockLMResult",
     "batch_accept",
     "batch_damped_steps",
+    "batch_levenberg_marquardt",
     "block_levenberg_marquardt",
     "numeric_block_jacobian",
     "reduced_normal_equations",
@@ -124,6 +127,7 @@ def _schur(U, V, W, eg, ep, lam):
     if eg is None:
         return S, np.zeros(len(S)), Vinv, WV
     return S, eg - np.einsum("nik,nk->i", WV, ep), Vinv, WV
+
 
 def block_levenberg_marquardt(
     fun: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -264,3 +268,68 @@ def batch_accept(cost, new_cost, lam, rel_tol, old, new):
     state = tuple(np.where(ok.reshape(-1, *[1] * (o.ndim - 1)), n, o)
                   for o, n in zip(old, new, strict=True))
     return state, np.where(ok, new_cost, cost), np.where(ok, lam / 3, lam * 10), done
+
+
+def batch_levenberg_marquardt(residuals, jacobian, retract, state, *, iterations: int,
+                              rel_tol: float, lam0: float = 1e-3):
+    """Levenberg--Marquardt on a batch of ``K`` independent small problems, vectorised.
+
+    Each step is :func:`batch_damped_steps`, kept per problem by :func:`batch_accept` when it
+    lowers the sum of squared residuals; the loop ends when every problem is done or after
+    ``iterations`` steps.
+
+    Parameters
+    ----------
+    residuals : callable
+        ``residuals(state) -> (r, state)``: the residuals ``(K, m)`` of a state (a tuple of
+        arrays, each with the batch as first axis) and the state completed with what they
+        determine (e.g. parameters eliminated in closed form; the same number of arrays
+        whatever the input).
+    jacobian : callable
+        ``jacobian(state, r) -> (K, p, m)``: Jacobians at ``state``, transposed (one row per
+        parameter), given its residuals ``r``.
+    retract : callable
+        ``retract(state, steps) -> state``: the state moved by the steps ``(K, p)``.
+    state : tuple of ndarray
+        Starting state.
+    iterations : int
+        Maximum number of steps.
+    rel_tol : float
+        A problem is done when a step lowers its cost by less than this fraction.
+    lam0 : float
+        Initial damping.
+
+    Returns
+    -------
+    state : tuple of ndarray
+    r : (K, m) ndarray
+    cost : (K,) ndarray
+        Sums of squared residuals.
+
+    Examples
+    --------
+    Two problems ``min (x - a)^2 + (2 x - 2 a)^2`` at once:
+
+    >>> a = np.array([1.0, -3.0])
+    >>> def residuals(state):
+    ...     return np.stack([state[0] - a, 2 * state[0] - 2 * a], axis=1), state
+    >>> def jacobian(state, r):
+    ...     return np.tile([[[1.0, 2.0]]], (len(r), 1, 1))
+    >>> (x,), r, cost = batch_levenberg_marquardt(residuals, jacobian,
+    ...                                           lambda s, d: (s[0] + d[:, 0],),
+    ...                                           (np.zeros(2),), iterations=50, rel_tol=1e-12)
+    >>> np.round(x, 6)
+    array([ 1., -3.])
+    """
+    iterations = check_positive_int("iterations", iterations, minimum=0)
+    r, state = residuals(tuple(state))
+    cost = np.einsum("km,km->k", r, r)
+    lam = np.full(len(r), lam0)
+    for _ in range(iterations):
+        r_new, new = residuals(retract(state, batch_damped_steps(jacobian(state, r), r, lam)))
+        (r, *state), cost, lam, done = batch_accept(
+            cost, np.einsum("km,km->k", r_new, r_new), lam, rel_tol, (r, *state), (r_new, *new))
+        state = tuple(state)
+        if done.all():
+            break
+    return state, r, cost
