@@ -25,10 +25,12 @@ subspace; for a fixed rotation it is affine in :math:`t` (:math:`F = a(R) + B(R)
 for a fixed translation linear in :math:`\operatorname{vec} R`. This gives the calibrated
 solver of :func:`relative_pose`:
 
-1. for a grid of translations (directions times lengths around the slit distance), the
-   rotation minimising the algebraic error of Theorem 1's relation is a small eigenproblem
-   (:func:`rotations_for_translations`); the starts are ranked by the truncated (MSAC) cost of
-   their Sampson distances on a sample.
+1. for a grid of translations (directions times lengths around a reference length: the
+   slit distance, or the length of the strip a pushbroom camera imaged), the rotations
+   minimising the algebraic error of Theorem 1's relation come from a small eigenproblem
+   projected on SO(3) and a descent on SO(3) (:func:`rotations_for_translations`); the starts
+   are ranked by the truncated (MSAC) cost of their Sampson distances on a sample, the best
+   of each length kept.
 
    The former grid of rotations with the translation eliminated is kept for the retry
    (:func:`search_rotations`) but no longer starts the search: for a fixed rotation the
@@ -37,10 +39,12 @@ solver of :func:`relative_pose`:
    and polishing the rotation on it led every start into that basin: on the README's
    intrinsics and pose, a basin 8 degrees off whose Sampson fit stops 24-31 degrees off,
    with an RMS Sampson distance 4 times that of the true pose;
-2. the best distinct starts take a few Levenberg--Marquardt steps on the 6 pose parameters
-   minimising the Sampson distances (:func:`xslit.epipolar.sampson_distance`, in pixels) on
-   a subset; the candidates are scored by MSAC on all correspondences, and the best distinct
-   few are fitted to their inliers and compared again;
+2. the best distinct starts take Levenberg--Marquardt steps on the 6 pose parameters
+   minimising a robust (Cauchy) cost of the Sampson distances
+   (:func:`xslit.epipolar.sampson_distance`, in pixels) on a subset of the starting
+   correspondences, which hold the outliers a linear tensor absorbed; the candidates are
+   scored by MSAC on all correspondences, and the best distinct few are fitted to their
+   inliers and compared again;
 3. a local optimisation in the exact 6-parameter model (LO-RANSAC's inner loop, Chum et al.
    2003): poses fitted to random subsets of the inliers are scored by MSAC on all
    correspondences, and the inlier set is re-selected until it is stable. A linear tensor has
@@ -241,16 +245,53 @@ def _rotation_blocks(Phi):
     return np.stack([Phi[:, :9]] + [Phi[:, 9:] @ np.kron(skew(eye[j]), eye) for j in range(3)])
 
 
-def rotations_for_translations(Phi, M, t):
+#: Generators of so(3): the rows of ``vec(R) @ _SO3_TANGENT`` (reshaped (3, 9)) are
+#: ``vec(R [e_a]x)``, the derivatives of ``vec(R exp([w]x))`` at ``w = 0`` (row-major vec).
+_SO3_TANGENT = np.stack([np.kron(np.eye(3), skew(e)) for e in np.eye(3)], axis=1).reshape(9, 27)
+
+
+def _descend_on_rotations(L, R, iterations):
+    r"""Batched Levenberg--Marquardt on SO(3) for :math:`\|L_k^\top \operatorname{vec}(R)\|^2
+    = \operatorname{vec}(R)^\top H_k \operatorname{vec}(R)` (``L (K, 9, 9)`` a square root of
+    ``H``), from ``R (K, 3, 3)``; returns the rotations.
+
+    The steps are rotation vectors on the right, :math:`R \leftarrow R \exp([w]_\times)`.
+    """
+    K = len(R)
+
+    def residuals(state):
+        return (np.swapaxes(L, 1, 2) @ state[0].reshape(K, 9, 1))[..., 0], state
+
+    def jacobian(state, r):
+        return (state[0].reshape(K, 9) @ _SO3_TANGENT).reshape(K, 3, 9) @ L
+
+    def retract(state, d):
+        return (state[0] @ matrix_from_rvec(d),)
+
+    (R,), _, _ = batch_levenberg_marquardt(residuals, jacobian, retract,
+                                           (np.array(R, dtype=float),),
+                                           iterations=iterations, rel_tol=0.0)
+    return R
+
+
+def rotations_for_translations(Phi, M, t, *, iterations: int = 8):
     r"""For each fixed translation, the rotations of least algebraic error (Theorem 1).
 
     With ``t`` fixed, :math:`f = P(t) \operatorname{vec} R` is linear in the 9 entries of
     :math:`R` (:func:`_rotation_blocks`); the least eigenvector :math:`r` of
-    :math:`P(t)^\top M P(t)` (9 x 9) is projected on SO(3), from both signs of :math:`r`
+    :math:`H = P(t)^\top M P(t)` (9 x 9) is projected on SO(3), from both signs of :math:`r`
     (the eigenvector's sign is arbitrary, and the two projections differ):
 
     .. math:: r = U \Sigma V^\top \mapsto R_\pm = U \operatorname{diag}(\pm 1, \pm 1,
-              \det U V^\top) V^\top .
+              \det U V^\top) V^\top ,
+
+    and each projection descends on SO(3) to a minimum of
+    :math:`\operatorname{vec}(R)^\top H \operatorname{vec}(R)` (:func:`_descend_on_rotations`).
+    The projection alone is no such minimum when :math:`H` has several small eigenvalues
+    (the pose of a pushbroom pair leaves part of :math:`\operatorname{vec} R` unobserved, as
+    does a nearly central camera): at the true translation of sweep scenes it came out 16 to
+    176 degrees from the true rotation, where the constrained minimum was 0.1 to 2 degrees
+    off, so that no start of the grid lay in the basin of the maximum-likelihood pose.
 
     Unlike the elimination of ``t`` for a fixed rotation, a fixed translation cannot shrink
     towards the near-degenerate tensors of ``t`` near 0 (whose algebraic error is small
@@ -264,34 +305,32 @@ def rotations_for_translations(Phi, M, t):
     M : (16, 16) ndarray
         ``D^T D`` of the design matrix of the correspondences (Theorem 1's relation).
     t : (K, 3) ndarray
+    iterations : int
+        Steps of the descent on SO(3) (0: the projections as they are).
 
     Returns
     -------
-    R : (4K, 3, 3) ndarray
-        Blocks of K: from ``r``, from ``-r``, and from the Procrustes fit of ``[t]x r`` and
-        of ``-[t]x r``.
+    R : (2K, 3, 3) ndarray
+        Blocks of K: from ``r`` and from ``-r``.
     """
     P = _rotation_blocks(Phi)
     Q = np.einsum("afi,fg,bgj->abij", P, M, P)  # (4, 4, 9, 9)
     tau = np.concatenate([np.ones((len(t), 1)), t], axis=1)
     H = np.einsum("ka,kb,abij->kij", tau, tau, Q)
-    r = np.linalg.eigh(H)[1][:, :, 0].reshape(-1, 3, 3)
-    # [t]x R does not see the rows of R along t: r = t w^T gives a tensor from the R block
-    # of Phi alone, small for nearly central slits, so the least eigenvector can fall there.
-    # Also solve with the rows of R orthogonal to t (6 unknowns, 6 x 6), completed by
-    # det R = 1 in the projection.
-    V2 = np.linalg.svd(t[:, None, :])[2][:, 1:, :].transpose(0, 2, 1)  # (K, 3, 2), _|_ t
-    Qc = np.einsum("kia,bj->kibaj", V2, np.eye(3)).reshape(-1, 9, 6)
-    z = np.linalg.eigh(np.swapaxes(Qc, 1, 2) @ H @ Qc)[1][:, :, 0]
-    E = (Qc @ z[..., None]).reshape(-1, 3, 3)
-    out = []
-    for A in (r, E):
-        U, _, Vt = np.linalg.svd(A)
-        det = np.linalg.det(U @ Vt)
-        plus = np.stack([np.ones_like(det), np.ones_like(det), det], axis=1)
-        minus = plus * np.array([-1.0, -1.0, 1.0])
-        out += [(U * plus[:, None, :]) @ Vt, (U * minus[:, None, :]) @ Vt]
-    return np.concatenate(out)
+    w, V = np.linalg.eigh(H)
+    r = V[:, :, 0].reshape(-1, 3, 3)
+    U, _, Vt = np.linalg.svd(r)
+    det = np.linalg.det(U @ Vt)
+    plus = np.stack([np.ones_like(det), np.ones_like(det), det], axis=1)
+    minus = plus * np.array([-1.0, -1.0, 1.0])
+    R = np.concatenate([(U * plus[:, None, :]) @ Vt, (U * minus[:, None, :]) @ Vt])
+    # The rotation constraint also keeps the descent away from r = t w^T, which [t]x R
+    # does not see (the reason the unconstrained problem needed a second solve with the
+    # rows of R orthogonal to t).
+    if not iterations:
+        return R
+    L = V * np.sqrt(np.maximum(w, 0.0))[:, None, :]  # H = L L^T
+    return _descend_on_rotations(np.concatenate([L, L]), R, iterations)
 
 
 def translation_grid(reference: float, n_directions: int = 64,
@@ -303,9 +342,26 @@ def translation_grid(reference: float, n_directions: int = 64,
     return (dirs[None] * (reference * np.asarray(factors, float))[:, None, None]).reshape(-1, 3)
 
 
-def _reference_length(intrinsics1, intrinsics2) -> float:
-    """The metric length that sets the scale of the translation grid: the mean slit distance
-    of the two-slit cameras (1 when both are pushbroom cameras)."""
+def _reference_length(intrinsics1, intrinsics2, origins1=None, origins2=None) -> float:
+    """The metric length that sets the scale of the translation grid.
+
+    A pushbroom camera measures lengths along its flight line through its speed, so the
+    strip it images has a known length: the extent (10-90% quantiles) of the origins
+    ``(n, 3)`` of the rays of the correspondences, which lie on that line. That extent, the
+    mean over the pushbroom cameras, is the reference when there is one: the baseline is
+    comparable with it: 0.15-4.3 times it on 165 pushbroom and mixed scenes of
+    :func:`xslit.synthetic.random_sweep_scene`, where it was 0.08-476 times the slit
+    distance of a mixed pair's two-slit camera, and a pushbroom pair's baseline 0.14-79
+    units (the grid spans a factor of 256). Otherwise the mean slit distance of the
+    two-slit cameras.
+    """
+    ext = []
+    for intr, o in ((intrinsics1, origins1), (intrinsics2, origins2)):
+        if isinstance(intr, PushbroomIntrinsics) and o is not None and len(o):
+            q = np.quantile(o, [0.1, 0.9], axis=0)
+            ext.append(float(np.linalg.norm(q[1] - q[0])))
+    if ext and max(ext) > 0:
+        return float(np.mean(ext))
     ds = [abs(i.d) for i in (intrinsics1, intrinsics2) if isinstance(i, TwoSlitIntrinsics)]
     return float(np.mean(ds)) if ds else 1.0
 
@@ -458,8 +514,17 @@ def _pose_residuals(Phi, G, R, t):
     return _signed_sampson(G, pose_tensors(Phi, R, t)[:, None])[:, 0]
 
 
-def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
-    """Levenberg--Marquardt on 6 pose parameters minimising signed Sampson distances, batched.
+def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30, scale=None):
+    r"""Levenberg--Marquardt on 6 pose parameters minimising signed Sampson distances, batched.
+
+    Least squares of the Sampson distances :math:`d_i`, or with ``scale`` :math:`s` the
+    Cauchy loss
+
+    .. math:: \sum_i w_i^2\, s^2 \log\left(1 + d_i^2 / s^2\right),
+
+    as least squares of the signed roots :math:`\operatorname{sign}(d_i)\, s
+    \sqrt{\log(1 + d_i^2 / s^2)}`, so that correspondences far from the pose's tensor pull
+    little (outliers among a start's correspondences).
 
     Parameters
     ----------
@@ -472,11 +537,15 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
         Starting poses.
     weights : (K, n) ndarray, optional
         Per-start weights of the residuals (e.g. 0/1 inlier masks).
+    iterations : int
+    scale : (K,) array_like or float, optional
+        Cauchy scale in pixels per start; least squares when omitted.
 
     Returns
     -------
     R : (K, 3, 3), t : (K, 3), rms : (K,)
-        Weighted RMS Sampson distance in pixels.
+        Root of the mean cost per (weighted) correspondence, in pixels: the weighted RMS
+        Sampson distance for least squares.
 
     Raises
     ------
@@ -497,12 +566,22 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
     w = 1.0 if weights is None else check_matrix("weights", weights, (K, n), finite=False)
     iterations = check_positive_int("iterations", iterations, minimum=0)
     wp = w if weights is None else w[:, None]
+    if scale is not None:
+        scale = np.broadcast_to(np.asarray(scale, dtype=float), (K,))
+        if not np.all(scale > 0):
+            raise ValueError(f"scale must be positive, got {scale}")
+        s1, s2 = scale[:, None], scale[:, None, None]
+
+    def loss(d, s):
+        """Distances as residuals whose squares sum to the cost: themselves, or the signed
+        root of the Cauchy loss of each."""
+        return d if scale is None else np.sign(d) * s * np.sqrt(np.log1p((d / s) ** 2))
     hw = 1e-7
     eye = np.eye(3)
     turns = [matrix_from_rvec(eye[k] * hw) for k in range(3)]
 
     def residuals(state):
-        return _pose_residuals(Phi, G, *state) * w, state
+        return loss(_pose_residuals(Phi, G, *state), None if scale is None else s1) * w, state
 
     def jacobian(state, r):  # forward differences: 3 turns, then 3 translations
         R, t = state
@@ -511,7 +590,7 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30):
         tp = np.stack([t] * 3 + [t + eye[k] * ht[:, None] for k in range(3)], axis=1)
         rp = _signed_sampson(G, pose_tensors(Phi, Rp, tp))  # (K, 6, n)
         steps = np.concatenate([np.full((K, 3), hw), np.repeat(ht[:, None], 3, 1)], axis=1)
-        return (rp * wp - r[:, None]) / steps[:, :, None]
+        return (loss(rp, None if scale is None else s2) * wp - r[:, None]) / steps[:, :, None]
 
     def retract(state, d):
         return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
@@ -605,7 +684,7 @@ def _distinct_poses(R, t, order, max_count, separation_deg, translation_tol):
 def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
                   threshold: float = 1.5, rng=None, n_rotations: int = 0,
                   n_directions: int = 96, n_subsets: int = 4, n_starts: int = 48,
-                  n_candidates: int = 4, lo_iterations: int = 8,
+                  n_candidates: int = 8, lo_iterations: int = 8,
                   retry: bool = True) -> CalibratedPose:
     r"""Metric relative pose of two calibrated cameras from correspondences (module text).
 
@@ -641,13 +720,13 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
         the retry: its starts, polished on the algebraic error, fall into the near-degenerate
         tensors of a vanishing translation on nearly central slits.
     n_directions : int
-        Directions of the translation grid (:func:`translation_grid`, at six lengths around
-        the slit distance).
+        Directions of the translation grid (:func:`translation_grid`, at five lengths around
+        the reference length of :func:`_reference_length`).
     n_subsets : int
         The rotation search also runs on this many random quarters of the starting
         correspondences, so that a few outliers absorbed by a linear tensor cannot steer it.
     n_starts : int
-        Distinct starts kept from the translation grid.
+        Distinct starts kept from the translation grid, the same number at each length.
     n_candidates : int
         Distinct candidates fitted to their inliers and compared.
     lo_iterations : int
@@ -727,8 +806,10 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     G_all = sampson_operator(points1, points2)
     # Translation grid: starts ranked by MSAC on a sample of the starting correspondences.
     M, _ = _whitening(n1, n2)
-    tg = translation_grid(_reference_length(intrinsics1, intrinsics2), n_directions)
-    Rb, tb = rotations_for_translations(Phi_n, M, tg), np.concatenate([tg] * 4)
+    reference = _reference_length(intrinsics1, intrinsics2, rays[0][idx, :3], rays[1][idx, :3])
+    tg = translation_grid(reference, n_directions)
+    Rb = rotations_for_translations(Phi_n, M, tg)
+    tb = np.concatenate([tg] * (len(Rb) // len(tg)))
     sample = idx[:: max(1, len(idx) // 64)]
     sterms = tuple(x[sample] for x in terms)
     # Far from the bottom of their basins, the starts' Sampson distances all exceed a small
@@ -737,18 +818,38 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     Gs = G_all[:, sample]
     med = np.median(np.abs(_pose_residuals(Phi, Gs, Rb, tb)), axis=1)
     sb, _ = _score(Phi, Gs, sterms, Rb, tb, max(threshold, float(np.quantile(med, 0.1))))
-    kb = _distinct_poses(Rb, tb, np.argsort(sb, kind="stable"), n_starts, 10.0, 0.5)
-    kb = [k for k in kb if np.isfinite(sb[k])]
+    # The best starts of each length of the grid: ranked together, the lengths far from the
+    # true one can take every place (long baselines tend to degenerate tensors that fit a
+    # little everywhere, as short ones do), and the starts of the right length, whose
+    # rotation is a few degrees off, come after them.
+    level = np.arange(len(tb)) % len(tg) // n_directions  # translation_grid's layout
+    n_levels = len(tg) // n_directions
+    kb = []
+    for j in range(n_levels):
+        same = np.flatnonzero(level == j)
+        same = same[np.argsort(sb[same], kind="stable")]
+        kb += [k for k in _distinct_poses(Rb, tb, same, -(-n_starts // n_levels), 10.0, 0.5)
+               if np.isfinite(sb[k])]
     Rs, ts = np.concatenate([Ra[keep], Rb[kb]]), np.concatenate([ta[keep], tb[kb]])
     n_starts_total = len(Rs)
-    # A few steps on the starting correspondences bring each start near the bottom of its
-    # basin (the algebraic optimum can be far off in the weakly observed scale); then every
+    # Steps on the starting correspondences bring each start near the bottom of its basin
+    # (the algebraic optimum can be far off in the weakly observed scale); then every
     # candidate is scored on all points (MSAC) and the best distinct few are fitted to their
-    # inliers and compared again.
+    # inliers and compared again. The starting correspondences hold the outliers a linear
+    # tensor absorbed, up to hundreds of pixels from the true pose's tensor: in least
+    # squares they outweigh the inliers and move the minimum to another basin. The fit is
+    # robust (Cauchy loss), its scale brought down from each start's median distance to the
+    # threshold as the start nears its basin.
     few = idx[:: max(1, len(idx) // 64)]  # about 64: enough to find the basin
-    Rs, ts, _ = refine_pose_sampson(Phi, G_all[:, few], Rs, ts, iterations=8)
+    G_few = G_all[:, few]
+    for _ in range(3):
+        scale = np.median(np.abs(_pose_residuals(Phi, G_few, Rs, ts)), axis=1)
+        Rs, ts, _ = refine_pose_sampson(Phi, G_few, Rs, ts, iterations=8,
+                                        scale=np.maximum(scale, threshold))
     scores, inls = _score(Phi, G_all, terms, Rs, ts, threshold)
-    best = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), n_candidates, 1.0, 0.05)
+    # Candidates at least 3 degrees or 20% of the translation apart: starts still sliding
+    # down one basin would otherwise take every place.
+    best = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), n_candidates, 3.0, 0.2)
     best = [k for k in best if np.isfinite(scores[k])]
     if not best:
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
