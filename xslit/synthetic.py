@@ -14,6 +14,7 @@ the scene space (``tools/sweep_two_view.py`` runs them on ``findEpipolarTensor``
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from dataclasses import dataclass, field
 
@@ -30,8 +31,10 @@ from .cameras import (
     compose_pushbroom,
     compose_two_slit,
 )
-from .epipolar import MIN_LINEAR_POINTS, epipolar_tensor, sampson_distance
+from .epipolar import MIN_LINEAR_POINTS, epipolar_tensor, sampson_distance, sampson_distance_pairs
+from .epipolar.variety import refine_on_variety
 from .geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
+from .robust import support_needed
 from .sfm import refine_metric_pose, reprojection_residuals
 from .sfm.lm import numeric_block_jacobian
 
@@ -1147,7 +1150,8 @@ def ml_from_truth(scene, *, max_iterations: int = 50) -> MLYardstick:
 
 @dataclass
 class NoiseCeiling:
-    """Result of :func:`noise_ceiling`: the inlier mask of the true tensor at a threshold.
+    """Result of :func:`noise_ceiling`: what the true tensor, and the maximum-likelihood
+    tensor started from it, keep at a threshold.
 
     Attributes
     ----------
@@ -1155,25 +1159,62 @@ class NoiseCeiling:
         Correspondences whose Sampson distance to the true tensor is below the threshold.
     precision, recall : float
         Of ``within`` against the true inliers (NaN when undefined).
+    ml_within : (N,) bool ndarray
+        The inlier mask of the maximum-likelihood tensor: the true tensor polished on the
+        variety (:func:`~xslit.epipolar.variety.refine_on_variety`) on ``within``. An
+        estimate cannot know the true tensor; the model that fits the noisy data best keeps
+        these.
+    ml_precision, ml_recall : float
+        Of ``ml_within`` against the true inliers.
+    support_needed : int
+        Support a model needs so that chance explains it with probability below ``alpha``
+        over ``hypotheses`` hypotheses (the non-randomness test of the robust loop, with the
+        chance inlier ratio of the true tensor on wrongly paired points).
+    decidable : bool
+        ``within`` reaches ``support_needed``: the data can tell the true inliers from
+        chance. Otherwise no robust estimator can, and a failure with that reason is the
+        right answer.
     """
 
     within: np.ndarray
     precision: float
     recall: float
+    ml_within: np.ndarray
+    ml_precision: float
+    ml_recall: float
+    support_needed: int
+    decidable: bool
 
 
-def noise_ceiling(scene, threshold: float) -> NoiseCeiling:
-    r"""Precision and recall of the true tensor's inlier mask at ``threshold`` (pixels).
+def _precision_recall(mask, inliers) -> tuple[float, float]:
+    hit = int((mask & inliers).sum())
+    precision = hit / mask.sum() if mask.any() else float("nan")
+    recall = hit / inliers.sum() if inliers.any() else float("nan")
+    return float(precision), float(recall)
 
-    No estimator can do better on average: with noise, some true inliers fall outside the
-    threshold (the Sampson distance is distributed as :math:`\sigma |N(0, 1)|`) and some
-    outliers fall inside it by chance.
+
+def noise_ceiling(scene, threshold: float, *, alpha: float = 1e-6,
+                  hypotheses: int = 10000) -> NoiseCeiling:
+    r"""What the data allow an inlier mask to be at ``threshold`` (pixels).
+
+    No estimator can do better on average than the true tensor's mask: with noise, some true
+    inliers fall outside the threshold (the Sampson distance is distributed as
+    :math:`\sigma |N(0, 1)|`) and some outliers fall inside it by chance. The mask of the
+    maximum-likelihood tensor (the truth polished on the data) is what a perfect estimator
+    returns; on few correspondences it differs from the truth's by the points near the
+    threshold. And when the true tensor's own support is no more than chance would give, the
+    inliers cannot be told from outliers at all.
 
     Parameters
     ----------
     scene : SweepScene
     threshold : float
         Positive, on the Sampson distance, as given to ``findEpipolarTensor``.
+    alpha : float
+        Significance of the non-randomness test (the robust loop's default).
+    hypotheses : int
+        Hypotheses the test is corrected for (Bonferroni; at most ``C(n, 15)``): the loop's
+        largest number of iterations by default.
 
     Returns
     -------
@@ -1181,11 +1222,25 @@ def noise_ceiling(scene, threshold: float) -> NoiseCeiling:
     """
     scene = _check_scene(scene)
     threshold = _check_real("threshold", threshold, 0.0, np.inf, lo_open=True, hi_open=True)
-    within = sampson_distance(scene.F, scene.points1, scene.points2) < threshold
-    hit = int((within & scene.inliers).sum())
-    precision = hit / within.sum() if within.any() else float("nan")
-    recall = hit / scene.inliers.sum() if scene.inliers.any() else float("nan")
-    return NoiseCeiling(within, float(precision), float(recall))
+    alpha = _check_real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    hypotheses = check_positive_int("hypotheses", hypotheses)
+    p1, p2, inliers = scene.points1, scene.points2, scene.inliers
+    n = len(inliers)
+    within = sampson_distance(scene.F, p1, p2) < threshold
+    ml_within = within
+    if within.sum() > MIN_LINEAR_POINTS:
+        ml_within = refine_on_variety(scene.F, p1, p2, within, threshold, rng=0).inliers
+    # Chance inlier ratio of the true tensor: every pairing of m points of image 1 with m
+    # other points of image 2 (wrong pairs with the images' own distribution).
+    perm = np.random.default_rng(0).permutation(n)
+    m = min(142, n // 2)
+    chance = sampson_distance_pairs(scene.F, p1[perm[:m]], p2[perm[m:2 * m]]).ravel()
+    p0 = (np.count_nonzero(chance < threshold) + 1.0) / (chance.size + 1.0)
+    tests = min(float(hypotheses), float(math.comb(n, MIN_LINEAR_POINTS)))
+    needed = support_needed(n, MIN_LINEAR_POINTS, p0, alpha / tests)
+    return NoiseCeiling(within, *_precision_recall(within, inliers), ml_within,
+                        *_precision_recall(ml_within, inliers), needed,
+                        bool(within.sum() >= needed))
 
 
 def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
@@ -1220,7 +1275,9 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     -------
     dict
         ``precision``, ``recall``, ``ceiling_precision``, ``ceiling_recall``,
-        ``precision_ratio``, ``recall_ratio``, ``n_mask``, the yardstick's figures
+        ``precision_ratio``, ``recall_ratio``, ``ml_precision_ratio``, ``ml_recall_ratio``
+        (against the maximum-likelihood tensor's mask), ``support_needed``, ``decidable``
+        (see :func:`noise_ceiling`), ``n_mask``, the yardstick's figures
         (``ml_*``), ``determined``, and with a pose ``rotation_error_deg``,
         ``translation_error``, ``translation_rel_error``, ``rotation_ratio``,
         ``translation_ratio``, ``pose_within``.
@@ -1234,15 +1291,16 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     m = m != 0
     factor = _check_real("factor", factor, 0.0, np.inf, lo_open=True, hi_open=True)
     ceiling = noise_ceiling(scene, threshold)
-    hit = int((m & scene.inliers).sum())
-    precision = hit / m.sum() if m.any() else float("nan")
-    recall = hit / scene.inliers.sum() if scene.inliers.any() else float("nan")
+    precision, recall = _precision_recall(m, scene.inliers)
     y = yardstick if yardstick is not None else ml_from_truth(scene)
     rec = {
         "n_mask": int(m.sum()), "precision": float(precision), "recall": float(recall),
         "ceiling_precision": ceiling.precision, "ceiling_recall": ceiling.recall,
         "precision_ratio": float(precision / ceiling.precision) if m.any() else 0.0,
         "recall_ratio": float(recall / ceiling.recall),
+        "ml_precision_ratio": float(precision / ceiling.ml_precision) if m.any() else 0.0,
+        "ml_recall_ratio": float(recall / ceiling.ml_recall),
+        "support_needed": ceiling.support_needed, "decidable": ceiling.decidable,
         "ml_rotation_error_deg": y.rotation_error_deg, "ml_translation_error": y.translation_error,
         "ml_translation_rel_error": y.translation_rel_error, "ml_rms": y.rms,
         "ml_rotation_std_deg": y.rotation_std_deg, "ml_translation_std": y.translation_std,
@@ -1395,10 +1453,18 @@ def _bin_label(value, edges):
     return f"> {edges[-1]:g}", (1, np.inf)
 
 
+def _fraction(values, level) -> float:
+    return float(np.mean(values >= level)) if len(values) else float("nan")
+
+
 def _tally(records, factor):
     ok = [r for r in records if "precision_ratio" in r and r["n_inliers"] >= MIN_LINEAR_POINTS]
-    pr = np.array([min(r["precision_ratio"], r["recall_ratio"]) for r in ok]) if ok else \
-        np.zeros(0)
+    pr = np.array([min(r["precision_ratio"], r["recall_ratio"]) for r in ok])
+    decidable = [r for r in ok if r.get("decidable", True)]
+    undecidable = [r for r in ok if not r.get("decidable", True)]
+    pr_dec = np.array([min(r["precision_ratio"], r["recall_ratio"]) for r in decidable])
+    ml = np.array([min(r.get("ml_precision_ratio", np.nan), r.get("ml_recall_ratio", np.nan))
+                   for r in decidable])
     det = [r for r in ok if r["determined"]]
     within = [r for r in det if r.get("pose_within")]
     rot = np.array([r["rotation_error_deg"] for r in ok if "rotation_error_deg" in r])
@@ -1407,9 +1473,16 @@ def _tally(records, factor):
         "too_few_inliers": sum(1 for r in records
                                if r.get("n_inliers", MIN_LINEAR_POINTS) < MIN_LINEAR_POINTS),
         "failures": sum(1 for r in records if r.get("failure")),
-        "pr_0.99": float(np.mean(pr >= 0.99)) if len(pr) else float("nan"),
-        "pr_0.95": float(np.mean(pr >= 0.95)) if len(pr) else float("nan"),
+        "pr_0.99": _fraction(pr, 0.99),
+        "pr_0.95": _fraction(pr, 0.95),
         "pr_median": float(np.median(pr)) if len(pr) else float("nan"),
+        "decidable": len(decidable),
+        "decidable_pr_0.99": _fraction(pr_dec, 0.99),
+        "decidable_pr_0.95": _fraction(pr_dec, 0.95),
+        "decidable_ml_0.99": _fraction(ml, 0.99),
+        "decidable_ml_0.95": _fraction(ml, 0.95),
+        "undecidable_failed": sum(1 for r in undecidable if r.get("failure")),
+        "undecidable_returned": sum(1 for r in undecidable if not r.get("failure")),
         "determined": len(det),
         "pose_within": float(len(within) / len(det)) if det else float("nan"),
         "rotation_median_deg": float(np.median(rot)) if len(rot) else float("nan"),
@@ -1436,7 +1509,12 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         (scenes with fewer true inliers than the linear solver needs, left out of the
         fractions), ``failures``, ``pr_0.99`` and ``pr_0.95`` (fractions of scenes whose
         precision and recall are both at least that fraction of the ceiling), ``pr_median``
-        (median of the smaller of the two ratios), ``determined`` (count), ``pose_within``
+        (median of the smaller of the two ratios), ``decidable`` (scenes whose true tensor's
+        support is more than chance gives, :func:`noise_ceiling`), ``decidable_pr_0.99`` and
+        ``decidable_pr_0.95`` (the fractions on those scenes, a failure counting as 0),
+        ``decidable_ml_0.99`` and ``decidable_ml_0.95`` (the same against the mask of the
+        maximum-likelihood tensor), ``undecidable_failed`` and ``undecidable_returned`` (the
+        other scenes, failed with a reason or answered), ``determined`` (count), ``pose_within``
         (fraction of the determined scenes whose pose is within ``factor`` of the yardstick),
         ``rotation_median_deg`` and ``rotation_max_deg``.
     """

@@ -13,7 +13,7 @@ from .loop import (
     iterated_least_squares,
     msac_loss,
     robust_estimate,
-    search_other_branch,
+    support_needed,
 )
 from .quality import density_order
 from .sampling import (
@@ -47,5 +47,5 @@ __all__ = [
     "required_iterations",
     "robust_estimate",
     "sample_indices",
-    "search_other_branch",
+    "support_needed",
 ]

@@ -29,7 +29,6 @@ from .sampling import (
     UniformSampler,
     disjoint_samples,
     log_binom_table,
-    sample_indices,
 )
 
 __all__ = [
@@ -45,7 +44,7 @@ __all__ = [
     "iterated_least_squares",
     "msac_loss",
     "robust_estimate",
-    "search_other_branch",
+    "support_needed",
 ]
 
 RANSAC = "ransac"
@@ -362,7 +361,7 @@ def _non_randomness_test(problem, result: RobustResult, chance: float | None, al
     # Bonferroni: the best of the hypotheses (each locally optimised) is being tested;
     # there are no more distinct ones than distinct samples, C(n, s).
     tests = min(float(max(result.iterations, 1)), float(np.exp(log_binom_table(n, s)[-1])))
-    needed = _support_needed(n, s, p0, alpha / tests)
+    needed = support_needed(n, s, p0, alpha / tests)
     result.history["chance_inlier_ratio"] = p0
     result.history["support_needed"] = needed
     if needed > n:
@@ -452,11 +451,31 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     return result
 
 
-def _support_needed(n: int, s: int, p0: float, alpha: float) -> int:
-    """Smallest support that a random model reaches with probability below ``alpha``.
+def support_needed(n: int, s: int, p0: float, alpha: float) -> int:
+    """Smallest support that a random model reaches with probability below ``alpha``: the
+    non-randomness test of the loop (the support must exceed a binomial quantile).
 
     A model fitted to ``s`` points explains them exactly; each of the other ``n - s`` points
     is an inlier by chance with probability ``p0`` (estimated from the hypotheses).
+
+    Parameters
+    ----------
+    n, s : int
+        Points, and points per sample.
+    p0 : float
+        Probability that a point fits a wrong model by chance.
+    alpha : float
+        Significance, already divided by the number of hypotheses tested.
+
+    Returns
+    -------
+    int
+        ``n + 1`` or more when even all points would not be significant.
+
+    Examples
+    --------
+    >>> support_needed(1000, 15, 0.05, 1e-6) > 15 + 0.05 * 985
+    True
     """
     from scipy.special import bdtrik
 
@@ -577,82 +596,3 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, subs
             break
         best, best_r, best_loss, converged = start, start_r, start_loss, conv
     return best, best_r, best_loss, converged
-
-
-def search_other_branch(problem: RobustProblem, model, candidates, options: RobustOptions, rng,
-                        n_samples: int = 30, n_optimised: int = 5,
-                        from_candidates: int | None = None):
-    """Look for a better model through points that ``model`` leaves out.
-
-    On degenerate data (most inliers on one plane) the loop settles on a model of the
-    degenerate part: a sample holding a few of the other inliers scores worse, before local
-    optimisation, than that optimised model, so it is never optimised, although it optimises
-    to the right one. Here samples mix current inliers with ``candidates`` (points the
-    problem believes are inliers the model misses), each is fitted and locally optimised
-    (annealed iterated least squares, as LO+), and the best is returned when its truncated
-    quadratic loss is lower than the model's. Only the ``n_optimised`` samples of lowest loss
-    are optimised (one batched scoring of all of them first).
-
-    Parameters
-    ----------
-    problem : RobustProblem
-    model : ndarray
-        The loop's model.
-    candidates : (M,) int ndarray
-        Indices of left-out points to draw from.
-    options : RobustOptions
-        Threshold and annealing of the local optimisation.
-    rng : None, int or numpy.random.Generator
-    n_samples, n_optimised : int
-    from_candidates : int, optional
-        Points of each sample drawn from ``candidates`` (default a third of the sample).
-
-    Returns
-    -------
-    model, inliers : ndarray and (n,) bool ndarray, or None and None when no sample beats
-    ``model``.
-
-    Raises
-    ------
-    ValueError
-        On invalid options or arguments (naming them).
-    """
-    _check_options(options)
-    rng = check_rng(rng)
-    n_samples = check_positive_int("n_samples", n_samples)
-    n_optimised = check_positive_int("n_optimised", n_optimised)
-    thr, s = options.threshold, problem.sample_size
-    candidates = np.asarray(candidates)
-    if candidates.ndim != 1 or (len(candidates) and candidates.dtype.kind not in "iu"):
-        raise ValueError(f"candidates must be (M,) integer indices, got shape "
-                         f"{candidates.shape} and dtype {candidates.dtype}")
-    if from_candidates is None:
-        k = max(1, s // 3)
-    else:
-        k = check_positive_int("from_candidates", from_candidates)
-        if k >= s:
-            raise ValueError(f"from_candidates must be below the sample size {s}, got {k}")
-    r0 = _residuals_of(problem, np.asarray(model))
-    inl = np.flatnonzero(r0 < thr)
-    if len(candidates) < k or len(inl) < s - k:
-        return None, None
-    best_loss = msac_loss(r0, thr)
-    picks = np.concatenate([inl[sample_indices(rng, len(inl), s - k, n_samples)],
-                            candidates[sample_indices(rng, len(candidates), k, n_samples)]],
-                           axis=1)
-    models, _ = problem.fit_samples(picks)
-    if len(models) == 0:
-        return None, None
-    raw = msac_loss(problem.residuals(models), thr)
-    best = None
-    for m in models[np.argsort(raw)[:n_optimised]]:
-        ref, _ = iterated_least_squares(problem, m, _residuals_of(problem, m) < thr, thr,
-                                        anneal=options.lo_anneal,
-                                        anneal_steps=options.lo_anneal_steps)
-        if ref is None:
-            continue
-        rr = _residuals_of(problem, ref)
-        loss = msac_loss(rr, thr)
-        if loss < best_loss:
-            best, best_loss, best_inl = ref, loss, rr < thr
-    return (best, best_inl) if best is not None else (None, None)

@@ -1,0 +1,236 @@
+r"""Escape from a nearly degenerate model: search the family of tensors its inliers leave open.
+
+When most correspondences lie on one plane (or the scene is otherwise close to a degenerate
+configuration), a linear fit of a sample of mostly planar points is one member of the family
+of tensors that fits the plane, and local optimisation gathers the plane's points together
+with a handful of outliers that happen to fit that member. The result can hold an apparently
+well-determined model while missing every off-plane inlier: its support is large, a sample
+with enough off-plane inliers to leave the family is rare among the loop's samples (at 40%
+outliers and 15-point samples a few in 10,000), and such a sample, fitted to noisy points,
+scores worse than the optimised wrong model and is never optimised itself.
+
+The inliers of such a model determine the tensor only through the few outliers and off-plane
+points among them. Rows of the design matrix with a high *leverage* on the weakly determined
+directions (the eigenvectors of the Gram matrix just above the least one) are exactly those
+points; without them the least eigenvectors span the family
+:math:`f = B a`, :math:`B \in \mathbb{R}^{16 \times k}`, that fits the rest, and the true tensor
+lies in it. A few correspondences the model leaves out then fix the member: ``k - 1`` of them
+give ``k - 1`` linear equations in ``a`` (samples of 1-4 points instead of 15, so an off-plane
+sample is found in tens of draws), and the best members are locally optimised on all points
+as in the loop.
+
+This is the idea of DEGENSAC (Chum, Werner and Matas, CVPR 2005: complete a homography by
+plane-and-parallax samples) with the homography replaced by the linear family of tensors that
+the degenerate part of the data leaves, which needs no model of the degeneracy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..robust import msac_loss, required_iterations, sample_indices
+from .linear import denormalize_with, eigen_tall
+
+__all__ = ["family_members", "search_family", "weak_family"]
+
+#: Directions above the least eigenvector whose leverage marks a row as holding the model.
+WEAK_DIRECTIONS = 5
+#: A row is left out when its leverage on those directions exceeds this many times the average.
+LEVERAGE_FACTOR = 10.0
+#: Largest family searched (samples of ``k - 1`` points): five-dimensional, the family of a
+#: plane with noise-free points.
+MAX_FAMILY = 5
+#: Eigenvalues of the Gram matrix within this factor of the least one belong to the family
+#: (squared singular values: 10 times the least singular value). A model held by a few
+#: outliers leaves three to five such directions once they are left out (singular values
+#: 1.3-7 times the least on the scenes where the loop was caught); a model that its inliers
+#: determine leaves one or none (the next singular value 3-9 times, then 15-60 times).
+FAMILY_GAP = 100.0
+#: Smallest family searched: a pencil (one weak direction) is what every noisy fit leaves,
+#: and local optimisation already moves along it.
+MIN_FAMILY = 3
+#: Members whose loss before optimisation is within this factor of the model's are optimised
+#: (a plane's model held by outliers scored 1.03-1.5 times the true tensor's optimised loss).
+OPTIMISE_WITHIN = 1.5
+
+
+def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eigenbasis of the design rows without the rows that hold its weak directions.
+
+    Parameters
+    ----------
+    design : (n, 16) ndarray
+        Rows of the (normalised) design matrix of a model's inliers.
+    rounds : int
+        Times the leverage test is repeated (outliers mask each other's leverage).
+
+    Returns
+    -------
+    V : (16, 16) ndarray
+        Right singular vectors of the kept rows, by increasing singular value.
+    w : (16,) ndarray
+        Their squared singular values.
+    kept : (n,) bool ndarray
+        Rows kept: leverage ``sum_j (d_i . v_j / s_j)^2`` over the ``WEAK_DIRECTIONS``
+        directions above the least one at most ``LEVERAGE_FACTOR`` times its average.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> D = np.random.default_rng(0).normal(size=(200, 16))
+    >>> V, w, kept = weak_family(D)
+    >>> V.shape, bool(np.all(np.diff(w) >= 0)), kept.shape
+    ((16, 16), True, (200,))
+    """
+    design = np.asarray(design, dtype=float)
+    if design.ndim != 2 or design.shape[1] != 16 or len(design) < 16:
+        raise ValueError(f"design must have shape (n, 16) with n >= 16, got {design.shape}")
+    kept = np.ones(len(design), bool)
+    V, w = eigen_tall(design)
+    for _ in range(rounds):
+        idx = np.flatnonzero(kept)
+        rows = design[idx]
+        weak = slice(1, 1 + WEAK_DIRECTIONS)
+        Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
+        leverage = np.einsum("ij,ij->i", Y, Y)
+        drop = leverage > LEVERAGE_FACTOR * WEAK_DIRECTIONS / len(idx)
+        if not drop.any() or len(idx) - np.count_nonzero(drop) < 2 * 16:
+            break
+        kept[idx[drop]] = False
+        V, w = eigen_tall(design[kept])
+    return V, w, kept
+
+
+def family_members(rows, basis) -> np.ndarray:
+    """Members ``f = B a`` of a family that satisfy ``k - 1`` linear equations each.
+
+    Parameters
+    ----------
+    rows : (M, k - 1, 16) ndarray
+        Design rows of the samples.
+    basis : (16, k) ndarray
+        Orthonormal basis ``B`` of the family.
+
+    Returns
+    -------
+    (M, 16) ndarray
+        Unit tensors ``B a`` with ``rows B a = 0`` (the least right singular vector of
+        ``rows B``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> B = np.linalg.qr(rng.normal(size=(16, 3)))[0]
+    >>> rows = rng.normal(size=(4, 2, 16))
+    >>> f = family_members(rows, B)
+    >>> bool(np.allclose(np.einsum("mij,mj->mi", rows, f), 0))
+    True
+    """
+    coeffs = np.linalg.svd(rows @ basis)[2][:, -1, :]
+    return coeffs @ basis.T
+
+
+def search_family(problem, model, threshold: float, rng, *, optimise, rounds: int = 4,
+                  confidence: float = 0.99, max_samples: int = 256, batch: int = 64,
+                  subset: int = 256, n_optimised: int = 3):
+    """Look for a better model in the family of tensors that ``model``'s inliers leave open,
+    repeatedly from each better model found.
+
+    Each round: the weak family of the inliers (:func:`weak_family`); for each dimension
+    ``k = 2 .. 5`` within :data:`FAMILY_GAP`, members fixed by ``k - 1`` left-out points
+    (far from the model, or inliers that held it), drawn until a better member would have
+    been found with probability ``confidence`` (for the best fraction of left-out points a
+    member explains) or ``max_samples`` are drawn; the ``n_optimised`` members of lowest
+    truncated quadratic (MSAC) loss are optimised, and the best of them is kept when its loss
+    is below the model's. A better model starts the next round (its own inliers leave a
+    different family), up to ``rounds``.
+
+    Parameters
+    ----------
+    problem : EpipolarProblem
+        The loop's problem (``design``, ``model_from_normalized``, ``residuals``).
+    model : (2, 2, 2, 2) ndarray
+        The loop's model (a tensor of the problem's centred pixels).
+    threshold : float
+        Inlier threshold, in the units of ``problem.residuals``.
+    rng : numpy.random.Generator
+    optimise : callable
+        ``optimise(model, inliers) -> model or None``: local optimisation on all points (the
+        loop's annealed iterated least squares).
+    rounds : int
+    confidence : float
+    max_samples, batch : int
+        Samples per family dimension and round, drawn ``batch`` at a time.
+    subset : int
+        Members are ranked on this many random correspondences; the best two of each batch
+        are scored on all.
+    n_optimised : int
+
+    Returns
+    -------
+    model, inliers : ndarray and (n,) bool ndarray, or None and None when no member beats
+    ``model``.
+    """
+    best = best_inl = None
+    for _ in range(rounds):
+        found, inliers = _search_round(problem, model if best is None else best, threshold,
+                                       rng, optimise, confidence, max_samples, batch, subset,
+                                       n_optimised)
+        if found is None:
+            break
+        best, best_inl = found, inliers
+    return best, best_inl
+
+
+def _search_round(problem, model, threshold, rng, optimise, confidence, max_samples, batch,
+                  subset, n_optimised):
+    """One round of :func:`search_family`."""
+    r0 = problem.residuals(np.asarray(model)[None])[0]
+    inl = r0 < threshold
+    n = len(r0)
+    if np.count_nonzero(inl) < 2 * 16:
+        return None, None
+    design = problem.design
+    V, w, kept = weak_family(design[inl])
+    left = np.zeros(n, bool)
+    left[np.flatnonzero(inl)[~kept]] = True
+    # Points far from the model (beyond its noise tail) and the inliers that held it.
+    candidates = np.flatnonzero(left | (r0 > 3.0 * threshold))
+    if len(candidates) < 15:
+        return None, None
+    k_max = int(min(MAX_FAMILY, np.count_nonzero(w < FAMILY_GAP * w[0])))
+    if k_max < MIN_FAMILY:
+        return None, None
+    verify = rng.choice(n, subset, replace=False) if n > 2 * subset else None
+    best_loss = float(msac_loss(r0, threshold))
+    pool_loss, pool = [], []
+    for k in range(2, k_max + 1):
+        basis, m = V[:, :k], k - 1
+        drawn, needed, explained = 0, float(max_samples), 0.0
+        while drawn < min(needed, max_samples):
+            picks = candidates[sample_indices(rng, len(candidates), m, batch)]
+            members = denormalize_with(family_members(design[picks], basis),
+                                       problem.model_from_normalized)
+            drawn += batch
+            ranked = np.argsort(msac_loss(problem.residuals(members, verify), threshold))[:2]
+            r = problem.residuals(members[ranked])
+            pool_loss.extend(msac_loss(r, threshold))
+            pool.extend(members[ranked])
+            explained = max(explained, float(np.max(np.mean(r[:, candidates] < threshold,
+                                                            axis=1))))
+            needed = required_iterations(explained, m, confidence)
+    best = best_inl = None
+    for j in np.argsort(pool_loss)[:n_optimised]:
+        # A member much worse than the model before optimisation rarely ends better, and
+        # its optimisation costs most of the search.
+        if pool_loss[j] > OPTIMISE_WITHIN * best_loss:
+            break
+        refined = optimise(pool[j], problem.residuals(pool[j][None])[0] < threshold)
+        if refined is None:
+            continue
+        r = problem.residuals(refined[None])[0]
+        loss = float(msac_loss(r, threshold))
+        if loss < best_loss:
+            best, best_loss, best_inl = refined, loss, r < threshold
+    return best, best_inl
