@@ -261,6 +261,28 @@ def test_noise_ceiling_and_score_against_ground_truth():
         score_two_view(s, np.ones(3), yardstick=y)
 
 
+def test_noise_ceiling_maximum_likelihood_mask_and_decidability():
+    """Noise-free: the maximum-likelihood tensor is the truth and keeps the same mask. With
+    noise it keeps about as many points. A scene whose true inliers are fewer than chance
+    would give among 70% outliers is undecidable; a clean one is decidable, with a support
+    needed well below its inliers."""
+    s = random_sweep_scene(3, max_n=500, sigma=0.0, outlier_ratio=0.3)
+    c = noise_ceiling(s, 1.5)
+    np.testing.assert_array_equal(c.ml_within, c.within)
+    assert (c.ml_precision, c.ml_recall) == (c.precision, c.recall)
+    assert c.decidable and c.support_needed < 0.5 * s.inliers.sum()
+    noisy = random_sweep_scene(3, max_n=500, sigma=0.5, outlier_ratio=0.3)
+    c = noise_ceiling(noisy, 1.5)
+    assert abs(int(c.ml_within.sum()) - int(c.within.sum())) <= 0.02 * c.within.sum()
+    few = random_sweep_scene(5, max_n=40, n=40, outlier_ratio=0.7, sigma=1.0)
+    c = noise_ceiling(few, 3.0)
+    assert not c.decidable and c.within.sum() < c.support_needed
+    with pytest.raises(ValueError, match=r"^alpha must"):
+        noise_ceiling(s, 1.5, alpha=0.0)
+    with pytest.raises(ValueError, match=r"^hypotheses must"):
+        noise_ceiling(s, 1.5, hypotheses=0)
+
+
 def _truth_estimator(scenes):
     """A stand-in estimator returning the truth (mask from the true tensor), or raising."""
 

@@ -91,13 +91,17 @@ CALIBRATED_FAMILY_FAR_SCENES = 3
 CALIBRATED_ROBUST_FIT_DEG = 0.1
 CALIBRATED_ROBUST_FIT_GAIN = 10.0
 #: The slow 200-scene sweep of the two-view pipeline (USAC_DEFAULT, threshold 3 sigma, at most
-#: 500 correspondences): fractions of the scenes, as measured by the test's own run, minus a
-#: margin for platform differences in floating point. The targets of the pipeline are 0.99 of
-#: the noise ceiling in 99% of the scenes and the pose within 1.5x of the yardstick in 99% of
-#: the determined ones; these floors guard what is reached today.
-SWEEP_PR95_FLOOR = 0.80
-SWEEP_PR99_FLOOR = 0.60
-SWEEP_POSE_WITHIN_FLOOR = 0.75
+#: 500 correspondences): fractions of the scenes, as measured by the test's own run (0.684,
+#: 0.883, pose 0.861; on the 192 decidable scenes 0.901 and, against the maximum-likelihood
+#: tensor's mask, 0.740), minus a margin for platform differences in floating point. The
+#: targets of the pipeline are 0.99 of the noise ceiling in 99% of the scenes and the pose
+#: within 1.5x of the yardstick in 99% of the determined ones; these floors guard what is
+#: reached today.
+SWEEP_PR95_FLOOR = 0.85
+SWEEP_PR99_FLOOR = 0.65
+SWEEP_POSE_WITHIN_FLOOR = 0.82
+SWEEP_DECIDABLE_PR95_FLOOR = 0.87
+SWEEP_DECIDABLE_ML99_FLOOR = 0.70
 SWEEP_MEDIAN_RATIO_FLOOR = 0.99
 
 #: 13-point minimal solver with noise of sigma pixels on the 13 points: largest median (over
