@@ -64,6 +64,10 @@ class EpipolarProblem(RobustProblemBase):
     ----------
     design : (N, 16) ndarray
         Design matrix of the normalised pixels (read-only).
+    frame : (4, 2, 2) ndarray
+        The per-axis normalisations ``[x_n, 1] = frame[k] @ [x, 1]`` of ``x, y, x', y'``.
+    normalized : (4, N) ndarray
+        The normalised coordinates ``x_n`` (the design matrix's, and Taubin's fits').
     model_from_normalized, normalized_from_model : (16, 16) ndarray
         ``f @ model_from_normalized`` is the model (tensor of the centred pixels) of a tensor
         ``f`` of the normalised pixels, and ``normalized_from_model`` the inverse map.
@@ -76,7 +80,8 @@ class EpipolarProblem(RobustProblemBase):
     def __init__(self, points1: np.ndarray, points2: np.ndarray):
         Ts, normed = normalize_axes(points1, points2, robust=True)
         s = np.array([T[0, 0] for T in Ts])
-        self._normed, self._scales = np.stack(normed), s  # Taubin's fits
+        self.normalized, self._scales = np.stack(normed), s  # Taubin's fits
+        self.frame = np.stack(Ts)  # the polish on the variety works in the same frame
         centre = np.array([-T[0, 1] / T[0, 0] for T in Ts])
         self.points1 = points1 - centre[:2]
         self.points2 = points2 - centre[2:]
@@ -218,7 +223,7 @@ class EpipolarProblem(RobustProblemBase):
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` as a model, or None when they do not determine it."""
-        M, N = taubin_matrices(self._normed[:, rows], self._scales)
+        M, N = taubin_matrices(self.normalized[:, rows], self._scales)
         if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < CONDITIONING_TOL:
             return None
         try:
@@ -299,6 +304,8 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
                                 f"at least {MIN_LINEAR_POINTS} are needed", 0)
     if linear_only:
         inliers, threshold, it = np.ones(n, bool), None, 1
+        Ts, normed = normalize_axes(points1, points2, robust=True)
+        frame, normed = np.stack(Ts), np.stack(normed)
     else:
         problem = EpipolarProblem(points1, points2)
         res = robust_estimate(problem, options, rng, order)
@@ -318,17 +325,19 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
                                              optimise=optimise)
             if other is not None:
                 inliers = other_inl
-    return _polish(points1, points2, inliers, threshold, rng, it)
+        frame, normed = problem.frame, problem.normalized
+    return _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
 
 
-def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEstimate:
+def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
+            normed) -> EpipolarEstimate:
     """Taubin's fit of ``inliers``, the test for a family of solutions, and the polish on the
-    variety (:func:`estimate_epipolar_tensor`'s last steps)."""
+    variety (:func:`estimate_epipolar_tensor`'s last steps), in the robust normalisation
+    ``frame`` (4, 2, 2) of all points, whose normalised coordinates are ``normed`` (4, N)."""
     none = np.zeros(len(points1), bool)
     linear_support = int(inliers.sum())
     # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
-    Ts, normed = normalize_axes(points1, points2, robust=True)
-    scales = np.array([T[0, 0] for T in Ts])
+    scales = frame[:, 0, 0]
     M, N = taubin_matrices([c[inliers] for c in normed], scales)
     cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
     try:
@@ -346,7 +355,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
             "one flight line"), iterations, cond, taubin_ratios=ratios)
     try:
         fit = refine_on_variety(f0, points1, points2, inliers, threshold, rng=rng,
-                                frame=np.stack(Ts))
+                                frame=frame)
     except ValueError as err:
         return EpipolarEstimate(None, none, False, str(err), iterations, cond,
                                 taubin_ratios=ratios)
@@ -361,7 +370,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations) -> EpipolarEs
         try:
             f1, _ = taubin_fit(*taubin_matrices([c[inliers] for c in normed], scales))
             again = refine_on_variety(f1, points1, points2, inliers, threshold, rng=rng,
-                                      frame=np.stack(Ts))
+                                      frame=frame)
         except (ValueError, np.linalg.LinAlgError):
             break
         if msac_loss(again.distances, threshold) >= msac_loss(fit.distances, threshold):
