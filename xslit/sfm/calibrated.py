@@ -929,6 +929,11 @@ RANK_TOLERANCE = 1e-9
 #: The translation length counts as undetermined when its standard deviation exceeds this
 #: fraction of the length (the scale is then not told apart from zero at one sigma).
 SCALE_TOLERANCE = 1.0
+#: The rotation counts as undetermined when its standard deviation about some axis exceeds this
+#: (radians, 5 degrees): beyond it the first-order covariance no longer describes the
+#: uncertainty, and such a pose was 54 degrees off on a sweep scene whose maximum-likelihood
+#: pose is determined to 0.2 degrees (a wrong basin that the correspondences barely constrain).
+ROTATION_TOLERANCE = np.radians(5.0)
 
 
 @dataclass
@@ -942,8 +947,9 @@ class CalibratedTwoView:
       cost within what noise explains (:data:`AMBIGUITY_LEVEL`); the pose returned is the
       one of lower cost, but the data cannot decide;
     - ``"undetermined"``: the pose information is rank-deficient (collinear points, points
-      that leave a motion unobserved) or the translation length is not told apart from 0
-      (slits too close together for the scene depth); ``R``, ``t`` and ``covariance`` are
+      that leave a motion unobserved), the translation length is not told apart from 0
+      (slits too close together for the scene depth), or the rotation's standard deviation
+      exceeds :data:`ROTATION_TOLERANCE`; ``R``, ``t`` and ``covariance`` are
       those of the best basin, with their (large or infinite) uncertainty;
     - ``"failed"``: no pose explains the correspondences (``R`` and ``t`` are ``None``).
 
@@ -1155,6 +1161,12 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
             reason = (f"the translation length {np.linalg.norm(t):.4g} has standard deviation "
                       f"{sd:.4g}: the correspondences do not determine the pose's scale"
                       f"{shape or ' (slits too close together for the scene depth)'}")
+        elif (rot_sd := float(np.sqrt(max(np.linalg.eigvalsh(cov[:3, :3])[-1], 0.0)))) \
+                > ROTATION_TOLERANCE:
+            status = "undetermined"
+            reason = (f"the rotation has standard deviation {np.degrees(rot_sd):.3g} degrees "
+                      "about one axis: the correspondences do not determine the pose"
+                      f"{shape or ' (too few of them, or too little depth or parallax)'}")
         elif others and others[0][2] - base <= level * sigma2:
             # A distinct basin with a cost within what noise explains: the data cannot decide.
             d_rot = np.degrees(np.linalg.norm(rvec_from_matrix(others[0][0] @ R.T)))
