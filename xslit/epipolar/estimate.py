@@ -10,6 +10,7 @@ from .._scratch import Scratch
 from ..robust import (
     RobustOptions,
     RobustProblemBase,
+    chance_verdict,
     density_order,
     iterated_least_squares,
     msac_loss,
@@ -326,7 +327,17 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
             if other is not None:
                 inliers = other_inl
         frame, normed = problem.frame, problem.normalized
-    return _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
+    est = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
+    if est.success and not linear_only and options.randomness_alpha is not None:
+        # The loop tested the support of its linear model; the answer is the polished tensor,
+        # whose mask can be smaller: its support must beat chance too.
+        chance = problem.chance_residuals(problem.model_from_pixels(est.F), rng, 20000)
+        p0 = (np.count_nonzero(chance < threshold) + 1.0) / (len(chance) + 1.0)
+        _, reason = chance_verdict(problem, est.inliers, p0, it, options.randomness_alpha)
+        if reason:
+            return EpipolarEstimate(None, none, False, reason, it, est.conditioning,
+                                    taubin_ratios=est.taubin_ratios)
+    return est
 
 
 def _polish(points1, points2, inliers, threshold, rng, iterations, frame,

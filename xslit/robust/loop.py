@@ -41,6 +41,7 @@ __all__ = [
     "RobustProblem",
     "RobustProblemBase",
     "RobustResult",
+    "chance_verdict",
     "iterated_least_squares",
     "msac_loss",
     "robust_estimate",
@@ -357,27 +358,51 @@ def _non_randomness_test(problem, result: RobustResult, chance: float | None, al
                          rng, scorer: _BatchScorer) -> None:
     """Fail ``result`` when its support is what chance gives (``chance``: the measured chance
     inlier ratio of its model, or None to measure it here)."""
-    n, s = problem.n_points, problem.sample_size
-    thr, inliers = result.history["threshold"], result.inliers
+    thr = result.history["threshold"]
     p0 = chance if chance is not None else _chance_ratio(problem, result.model, thr, rng,
                                                          20000, scorer)
-    # Bonferroni: the best of the hypotheses (each locally optimised) is being tested;
-    # there are no more distinct ones than distinct samples, C(n, s).
-    tests = min(float(max(result.iterations, 1)), float(np.exp(log_binom_table(n, s)[-1])))
-    needed = support_needed(n, s, p0, alpha / tests)
+    needed, reason = chance_verdict(problem, result.inliers, p0, result.iterations, alpha)
     result.history["chance_inlier_ratio"] = p0
     result.history["support_needed"] = needed
+    if reason:
+        result.success, result.reason = False, reason
+
+
+def chance_verdict(problem: RobustProblem, inliers, chance: float, hypotheses: int,
+                   alpha: float) -> tuple[int, str]:
+    """The non-randomness test of a support: the support needed, and why it fails ("" when
+    it passes).
+
+    Parameters
+    ----------
+    problem : RobustProblem
+    inliers : (n,) bool ndarray
+        The support of the model tested.
+    chance : float
+        Probability that a point fits the model by chance (e.g. from wrongly paired points).
+    hypotheses : int
+        Hypotheses the best was chosen from (Bonferroni; at most the ``C(n, s)`` distinct
+        samples).
+    alpha : float
+        Significance.
+
+    Returns
+    -------
+    needed : int
+    reason : str
+    """
+    n, s = problem.n_points, problem.sample_size
+    tests = min(float(max(hypotheses, 1)), float(np.exp(log_binom_table(n, s)[-1])))
+    needed = support_needed(n, s, chance, alpha / tests)
     if needed > n:
-        result.success = False
-        result.reason = (f"{n} points leave {n - s} beyond a minimal sample of {s}: even "
-                         f"if all of them fit, chance could explain it ({needed} "
-                         "needed), so inliers cannot be told from outliers; fit all points "
-                         "without a robust method")
-    elif inliers.sum() < needed:
-        result.success = False
-        result.reason = (f"best model has {int(inliers.sum())} inliers of {n}, no more than "
-                         f"chance gives ({needed} needed; too many outliers or "
-                         "no consistent model)")
+        return needed, (f"{n} points leave {n - s} beyond a minimal sample of {s}: even if all "
+                        f"of them fit, chance could explain it ({needed} needed), so inliers "
+                        "cannot be told from outliers; fit all points without a robust method")
+    if np.count_nonzero(inliers) < needed:
+        return needed, (f"best model has {int(np.count_nonzero(inliers))} inliers of {n}, no "
+                        f"more than chance gives ({needed} needed; too many outliers or no "
+                        "consistent model)")
+    return needed, ""
 
 
 def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
