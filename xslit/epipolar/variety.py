@@ -140,10 +140,21 @@ class _Residuals:
         e /= g2
         return e
 
-    def normal_equations(self, f):
+    def evaluate(self, f):
+        """Signed distances ``(n,)`` of one tensor ``f`` ``(16,)``, and the parts of their
+        normal equations (:meth:`normal_equations` of the same ``f`` takes them instead of
+        evaluating the tensor again; valid until this evaluator or one sharing its scratch
+        is called again)."""
+        parts = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
+        return parts[0][0] / np.sqrt(parts[1][0]), parts
+
+    def normal_equations(self, f, parts=None):
         """Signed distances ``d`` ``(n,)`` of one tensor ``f`` ``(16,)``, and ``J^T J`` (16, 16)
-        and ``J^T d`` (16,) with ``J`` ``(n, 16)`` their derivatives with respect to ``f``."""
-        e, g2, grads = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
+        and ``J^T d`` (16,) with ``J`` ``(n, 16)`` their derivatives with respect to ``f``
+        (from ``parts`` of :meth:`evaluate` of ``f`` when given)."""
+        if parts is None:
+            parts = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
+        e, g2, grads = parts
         e, g2, (ex, ey, exp, eyp) = e[0], g2[0], grads[:, 0]
         n = len(e)
         ig = 1.0 / np.sqrt(g2)
@@ -196,7 +207,8 @@ def _levenberg_marquardt(res, C, K, iterations):
     diagonal similarity leave the cost unchanged; the damping keeps the system regular and
     their step components at rounding level. Converged when a step gains less than a
     thousandth of the mean squared distance (the optimum's own statistical uncertainty is of
-    the order of that mean per degree of freedom).
+    the order of that mean per degree of freedom), or when the Gauss--Newton model predicts a
+    gain below that (the step is then not taken).
     """
     f, Jc = principal_minor_jacobian(C)
     d, Hf, gf = res.normal_equations(f @ K)
@@ -213,8 +225,13 @@ def _levenberg_marquardt(res, C, K, iterations):
             step = np.linalg.solve(A, g)
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(A, g, rcond=None)[0]
+        # A step that the quadratic model says gains less than the tolerance is not worth
+        # evaluating (its gain would be below it too, and the polish ends there anyway).
+        if 2.0 * (step @ g) - step @ H @ step <= tol:
+            break
         Cn = C - step.reshape(4, 4)
-        dn = res.distances((principal_minor_tensor(Cn).reshape(16) @ K)[None])[0]
+        # The parts of the step's distances also give its normal equations when it is kept.
+        dn, parts = res.evaluate(principal_minor_tensor(Cn).reshape(16) @ K)
         new = float(dn @ dn)
         if not new < cost:  # also NaN
             lam *= 10.0
@@ -226,7 +243,7 @@ def _levenberg_marquardt(res, C, K, iterations):
         if converged:
             break
         f, Jc = principal_minor_jacobian(C)
-        d, Hf, gf = res.normal_equations(f @ K)
+        d, Hf, gf = res.normal_equations(f @ K, parts)
     return C, cost
 
 
@@ -295,8 +312,8 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         Correspondences to fit (default all).
     threshold : float, optional
         Inlier threshold in pixels: the inlier set is re-selected from all correspondences
-        after each polish (up to ``rounds``) and polished again. Without it, ``inliers`` is
-        kept.
+        after each polish (up to ``rounds``) and polished again while more than a thousandth
+        of them changes. Without it, ``inliers`` is kept.
     rng : None, int or numpy.random.Generator
         Chooses the subset of the inliers on which the starts are polished first.
     frame : (4, 2, 2) array_like, optional
@@ -381,7 +398,11 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         if threshold is None:
             break
         new = d < threshold
-        if np.array_equal(new, inl) or new.sum() < 13 or round_ == max(rounds, 1) - 1:
+        # A few points at the threshold that flip (at most a thousandth of the inliers) move
+        # the fit by far less than its noise: another polish would cost a full pass for it.
+        changed = np.count_nonzero(new != inl)
+        if (changed <= 1e-3 * np.count_nonzero(inl) or new.sum() < 13
+                or round_ == max(rounds, 1) - 1):
             break
         inl = new
         C, _ = _levenberg_marquardt(every.subset(np.flatnonzero(new)), C, Kf, iterations)
