@@ -50,7 +50,9 @@ FAMILY_GAP = 100.0
 #: and local optimisation already moves along it.
 MIN_FAMILY = 3
 #: Members whose loss before optimisation is within this factor of the model's are optimised
-#: (a plane's model held by outliers scored 1.03-1.5 times the true tensor's optimised loss).
+#: (on the dominant-plane scenes measured, the members that optimised to the true tensor
+#: scored 1.03-1.06 times the loop model's loss before their optimisation; members far worse
+#: rarely end better, and optimising them costs most of the search).
 OPTIMISE_WITHIN = 1.5
 
 
@@ -222,8 +224,6 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
             needed = required_iterations(explained, m, confidence)
     best = best_inl = None
     for j in np.argsort(pool_loss)[:n_optimised]:
-        # A member much worse than the model before optimisation rarely ends better, and
-        # its optimisation costs most of the search.
         if pool_loss[j] > OPTIMISE_WITHIN * best_loss:
             break
         refined = optimise(pool[j], problem.residuals(pool[j][None])[0] < threshold)
