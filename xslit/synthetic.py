@@ -14,7 +14,6 @@ the scene space (``tools/sweep_two_view.py`` runs them on ``findEpipolarTensor``
 from __future__ import annotations
 
 import itertools
-import math
 import numbers
 from dataclasses import dataclass, field
 
@@ -31,10 +30,11 @@ from .cameras import (
     compose_pushbroom,
     compose_two_slit,
 )
-from .epipolar import MIN_LINEAR_POINTS, epipolar_tensor, sampson_distance, sampson_distance_pairs
+from .epipolar import MIN_LINEAR_POINTS, epipolar_tensor, sampson_distance
+from .epipolar.estimate import EpipolarProblem
 from .epipolar.variety import refine_on_variety
 from .geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
-from .robust import support_needed
+from .robust import chance_inlier_ratio, chance_verdict
 from .sfm import refine_metric_pose, reprojection_residuals
 from .sfm.lm import numeric_block_jacobian
 
@@ -1225,19 +1225,15 @@ def noise_ceiling(scene, threshold: float, *, alpha: float = 1e-6,
     alpha = _check_real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
     hypotheses = check_positive_int("hypotheses", hypotheses)
     p1, p2, inliers = scene.points1, scene.points2, scene.inliers
-    n = len(inliers)
     within = sampson_distance(scene.F, p1, p2) < threshold
     ml_within = within
     if within.sum() > MIN_LINEAR_POINTS:
         ml_within = refine_on_variety(scene.F, p1, p2, within, threshold, rng=0).inliers
-    # Chance inlier ratio of the true tensor: every pairing of m points of image 1 with m
-    # other points of image 2 (wrong pairs with the images' own distribution).
-    perm = np.random.default_rng(0).permutation(n)
-    m = min(142, n // 2)
-    chance = sampson_distance_pairs(scene.F, p1[perm[:m]], p2[perm[m:2 * m]]).ravel()
-    p0 = (np.count_nonzero(chance < threshold) + 1.0) / (chance.size + 1.0)
-    tests = min(float(hypotheses), float(math.comb(n, MIN_LINEAR_POINTS)))
-    needed = support_needed(n, MIN_LINEAR_POINTS, p0, alpha / tests)
+    # The robust loop's test, with the true tensor's chance inlier ratio on wrong pairs.
+    problem = EpipolarProblem(p1, p2)
+    p0 = chance_inlier_ratio(problem, problem.model_from_pixels(scene.F), threshold,
+                             np.random.default_rng(0))
+    needed, _ = chance_verdict(problem, within, p0, hypotheses, alpha)
     return NoiseCeiling(within, *_precision_recall(within, inliers), ml_within,
                         *_precision_recall(ml_within, inliers), needed,
                         bool(within.sum() >= needed))

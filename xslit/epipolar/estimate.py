@@ -10,6 +10,7 @@ from .._scratch import Scratch
 from ..robust import (
     RobustOptions,
     RobustProblemBase,
+    chance_inlier_ratio,
     chance_verdict,
     density_order,
     iterated_least_squares,
@@ -81,7 +82,7 @@ class EpipolarProblem(RobustProblemBase):
     def __init__(self, points1: np.ndarray, points2: np.ndarray):
         Ts, normed = normalize_axes(points1, points2, robust=True)
         s = np.array([T[0, 0] for T in Ts])
-        self.normalized, self._scales = np.stack(normed), s  # Taubin's fits
+        self.normalized = np.stack(normed)  # Taubin's fits
         self.frame = np.stack(Ts)  # the polish on the variety works in the same frame
         centre = np.array([-T[0, 1] / T[0, 0] for T in Ts])
         self.points1 = points1 - centre[:2]
@@ -224,7 +225,7 @@ class EpipolarProblem(RobustProblemBase):
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` as a model, or None when they do not determine it."""
-        M, N = taubin_matrices(self.normalized[:, rows], self._scales)
+        M, N = taubin_matrices(self.normalized[:, rows], self.frame[:, 0, 0])
         if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < CONDITIONING_TOL:
             return None
         try:
@@ -331,8 +332,7 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     if est.success and not linear_only and options.randomness_alpha is not None:
         # The loop tested the support of its linear model; the answer is the polished tensor,
         # whose mask can be smaller: its support must beat chance too.
-        chance = problem.chance_residuals(problem.model_from_pixels(est.F), rng, 20000)
-        p0 = (np.count_nonzero(chance < threshold) + 1.0) / (len(chance) + 1.0)
+        p0 = chance_inlier_ratio(problem, problem.model_from_pixels(est.F), threshold, rng)
         _, reason = chance_verdict(problem, est.inliers, p0, it, options.randomness_alpha)
         if reason:
             return EpipolarEstimate(None, none, False, reason, it, est.conditioning,

@@ -89,10 +89,10 @@ def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.
         raise ValueError(f"design must have shape (n, 16) with n >= 16, got {design.shape}")
     kept = np.ones(len(design), bool)
     V, w = eigen_tall(design)
+    weak = slice(1, 1 + WEAK_DIRECTIONS)
     for _ in range(rounds):
         idx = np.flatnonzero(kept)
         rows = design[idx]
-        weak = slice(1, 1 + WEAK_DIRECTIONS)
         Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
         leverage = np.einsum("ij,ij->i", Y, Y)
         drop = leverage > LEVERAGE_FACTOR * WEAK_DIRECTIONS / len(idx)
@@ -206,7 +206,7 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
         return None, None
     verify = rng.choice(n, subset, replace=False) if n > 2 * subset else None
     best_loss = float(msac_loss(r0, threshold))
-    pool_loss, pool = [], []
+    pool_loss, pool, pool_inliers = [], [], []
     for k in range(2, k_max + 1):
         basis, m = V[:, :k], k - 1
         drawn, needed, explained = 0, float(max_samples), 0.0
@@ -219,6 +219,7 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
             r = problem.residuals(members[ranked])
             pool_loss.extend(msac_loss(r, threshold))
             pool.extend(members[ranked])
+            pool_inliers.extend(r < threshold)
             explained = max(explained, float(np.max(np.mean(r[:, candidates] < threshold,
                                                             axis=1))))
             needed = required_iterations(explained, m, confidence)
@@ -226,7 +227,7 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
     for j in np.argsort(pool_loss)[:n_optimised]:
         if pool_loss[j] > OPTIMISE_WITHIN * best_loss:
             break
-        refined = optimise(pool[j], problem.residuals(pool[j][None])[0] < threshold)
+        refined = optimise(pool[j], pool_inliers[j])
         if refined is None:
             continue
         r = problem.residuals(refined[None])[0]

@@ -41,6 +41,7 @@ __all__ = [
     "RobustProblem",
     "RobustProblemBase",
     "RobustResult",
+    "chance_inlier_ratio",
     "chance_verdict",
     "iterated_least_squares",
     "msac_loss",
@@ -296,12 +297,30 @@ def _make_sampler(problem, opt: RobustOptions, rng, order) -> Sampler:
 
 
 def _chance_ratio(problem, model, thr, rng, draws: int, scorer: _BatchScorer) -> float:
-    """How often a point fits ``model`` by chance: shuffled pairs within ``thr`` (smoothed),
-    or the hypotheses' median support when the problem has no wrong pairs to offer."""
+    """:func:`chance_inlier_ratio`, or the hypotheses' median support when the problem has no
+    wrong pairs to offer."""
+    p0 = chance_inlier_ratio(problem, model, thr, rng, draws)
+    return scorer.median_support() if p0 is None else p0
+
+
+def chance_inlier_ratio(problem: RobustProblem, model, threshold: float, rng,
+                        draws: int = 20000) -> float | None:
+    """How often a point fits ``model`` by chance: the fraction of about ``draws`` wrongly
+    paired points (``problem.chance_residuals``) within ``threshold``, smoothed by one, or
+    None when the problem has no wrong pairs to offer.
+
+    Examples
+    --------
+    >>> class Pairs(RobustProblemBase):
+    ...     def chance_residuals(self, model, rng, draws):
+    ...         return np.arange(draws) / draws
+    >>> round(chance_inlier_ratio(Pairs(), None, 0.25, None, 999), 3)
+    0.251
+    """
     r = problem.chance_residuals(model, rng, draws)
     if r is None:
-        return scorer.median_support()
-    return (float(np.sum(r < thr)) + 1.0) / (len(r) + 1.0)
+        return None
+    return (float(np.count_nonzero(r < threshold)) + 1.0) / (len(r) + 1.0)
 
 
 def _worth_optimising(best: _Best, cand: _Candidate, thr, lo: bool, sampler: Sampler) -> bool:
