@@ -11,6 +11,7 @@ import numpy as np
 
 __all__ = [
     "check_array",
+    "check_camera_stack",
     "check_finite",
     "check_image_points",
     "check_matrix",
@@ -175,3 +176,43 @@ def check_skew_lines(name1: str, line1, name2: str, line2, *, tol: float) -> Non
     if lines_intersect(line1, line2, tol=tol):
         raise ValueError(f"{name1} and {name2} must be skew lines, got intersecting lines "
                          "(a two-slit camera needs non-coplanar slits)")
+
+
+def check_camera_stack(name: str, value, *, min_count: int = 0) -> np.ndarray:
+    """Two-slit cameras as an ``(n, 2, 2, 4)`` float64 stack of their ``(A1, A2)`` matrices.
+
+    Accepts a list or tuple of camera objects (with ``A1`` and ``A2`` attributes) or of pairs
+    ``(A1, A2)``, or an ``(n, 2, 2, 4)`` array. Boolean input is refused: a mask passed by
+    mistake would otherwise be read as cameras of zeros and ones.
+
+    Examples
+    --------
+    >>> A = [[[1, 0, 0, 0], [0, 0, 1, 0]], [[0, 1, 0, 0], [0, 0, 1, 1]]]
+    >>> check_camera_stack("cameras", [A, A]).shape
+    (2, 2, 2, 4)
+    >>> check_camera_stack("cameras", "A1")
+    Traceback (most recent call last):
+    ...
+    ValueError: cameras must be a list of two-slit cameras or pairs (A1, A2) of (2, 4) arrays, or an (n, 2, 2, 4) array, got str
+    """
+    if isinstance(value, (list, tuple)):
+        pairs = [(c.A1, c.A2) if hasattr(c, "A1") and hasattr(c, "A2") else c for c in value]
+    elif isinstance(value, np.ndarray):
+        pairs = value
+    else:
+        raise ValueError(f"{name} must be a list of two-slit cameras or pairs (A1, A2) of (2, 4) "
+                         f"arrays, or an (n, 2, 2, 4) array, got {type(value).__name__}")
+    try:
+        raw = np.asarray(pairs)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{name} must have shape (n, 2, 2, 4) (n pairs of 2x4 matrices), got "
+                         "a ragged sequence") from exc
+    if raw.dtype == bool:
+        raise ValueError(f"{name} must hold real camera matrices, got a boolean array")
+    a = check_array(name, raw)
+    if a.ndim != 4 or a.shape[1:] != (2, 2, 4):
+        raise ValueError(f"{name} must have shape (n, 2, 2, 4) (n pairs of 2x4 matrices), got "
+                         f"{a.shape}")
+    if a.shape[0] < min_count:
+        raise ValueError(f"{name} must hold at least {min_count} cameras, got {a.shape[0]}")
+    return check_finite(name, a)
