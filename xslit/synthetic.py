@@ -1526,3 +1526,97 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         regions[name] = {label: _tally(groups[label], factor)
                          for label in sorted(groups, key=lambda lb: keys[lb])}
     return {"overall": _tally(records, factor), "regions": regions}
+
+
+@dataclass(frozen=True)
+class ProjectiveTwoSlitCameras:
+    """Ground truth of :func:`random_projective_two_slit_cameras`, as plain arrays.
+
+    ``euclidean`` are the true cameras' matrices ``(n, 2, 2, 4)`` (``[i, 0]`` is ``A1``,
+    ``[i, 1]`` is ``A2``); ``cameras = euclidean Q^-1`` with noise, the projective
+    reconstruction; ``points_euclidean`` ``(m, 3)`` and ``points = Q [X; 1]`` ``(m, 4)``.
+    """
+
+    euclidean: np.ndarray
+    intrinsics: list
+    rvecs: np.ndarray
+    tvecs: np.ndarray
+    Q: np.ndarray
+    cameras: np.ndarray
+    points_euclidean: np.ndarray
+    points: np.ndarray
+
+
+def random_projective_two_slit_cameras(n: int, rng=None, *, noise: float = 0.0,
+                                       magnifications=(200.0, 3000.0),
+                                       theta_deg=(20.0, 160.0), d_range=(0.1, 2.0),
+                                       distance: float = 5.0, motion: str = "general",
+                                       n_points: int = 0) -> ProjectiveTwoSlitCameras:
+    """Parallel finite two-slit cameras with zero principal points under a random projective
+    frame: the setting of the appendix's self-calibration experiment.
+
+    Each camera has ``K1 = diag(fu, 1)``, ``K2 = diag(2 fv, 1)`` with magnifications uniform in
+    ``magnifications``, slit angle uniform in ``theta_deg``, slit distance uniform in
+    ``d_range`` with a random sign, and looks at the origin from about ``distance``. The
+    projective frame ``Q`` is a Gaussian 4x4 matrix of condition number below 30 (as the
+    appendix's printed ``Q``); the projective cameras are ``A Q^-1``, each matrix of unit norm
+    (a scale keeps K), each row perturbed by ``noise`` times its norm in a random direction
+    (``noise`` is the relative error of each row).
+
+    Parameters
+    ----------
+    n : int
+        Number of cameras.
+    rng : None, int or numpy.random.Generator
+    noise : float
+        Relative perturbation of every row of the projective cameras.
+    magnifications, theta_deg, d_range : (2,) float
+        Ranges of ``fu, fv``, of the slit angle (degrees) and of ``|d|``.
+    distance : float
+        Distance from the origin to the cameras.
+    motion : {"general", "translation"}
+        ``"translation"``: every camera has the first one's rotation (a degenerate motion for
+        self-calibration).
+    n_points : int
+        Number of scene points near the origin.
+
+    Returns
+    -------
+    ProjectiveTwoSlitCameras
+    """
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    n_points = check_positive_int("n_points", n_points, minimum=0)
+    if motion not in ("general", "translation"):
+        raise ValueError(f"motion must be 'general' or 'translation', got {motion!r}")
+    if not (np.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+    lo_f, hi_f = magnifications
+    intrinsics, rvecs, tvecs, E = [], [], [], []
+    R0 = random_rotation(rng)
+    for _ in range(n):
+        fu, fv = rng.uniform(lo_f, hi_f, size=2)
+        theta = np.radians(rng.uniform(*theta_deg))
+        d = rng.uniform(*d_range) * rng.choice([-1.0, 1.0])
+        intr = TwoSlitIntrinsics.from_parameters(fu, fv, 0.0, 0.0, theta, d)
+        R = R0 if motion == "translation" else random_rotation(rng)
+        tvec = np.array([0.0, 0.0, max(distance, 2 * abs(d) + 1.0)]) + rng.normal(
+            scale=0.2 * distance, size=3)
+        cam = compose_two_slit(intr, rvec_from_matrix(R), tvec)
+        intrinsics.append(intr)
+        rvecs.append(rvec_from_matrix(R))
+        tvecs.append(tvec)
+        E.append([cam.A1, cam.A2])
+    E = np.asarray(E)
+    while True:
+        Q = rng.normal(size=(4, 4))
+        if np.linalg.cond(Q) < 30:
+            break
+    A = E @ np.linalg.inv(Q)
+    A /= np.linalg.norm(A, axis=(-2, -1), keepdims=True)
+    if noise:
+        A = A + noise * np.linalg.norm(A, axis=-1, keepdims=True) * rng.normal(size=A.shape) / 2
+    X = rng.uniform(-1.0, 1.0, size=(n_points, 3))
+    Xp = np.hstack([X, np.ones((n_points, 1))]) @ Q.T
+    return ProjectiveTwoSlitCameras(E, intrinsics, np.asarray(rvecs), np.asarray(tvecs), Q, A, X,
+                                    Xp)
