@@ -246,12 +246,16 @@ INTRINSICS_BAD = [
     ("d", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1.0, 0.0)),
     ("d", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1.0, np.inf)),
     ("d", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1.0, None)),
-    ("K1", lambda: xslit.PushbroomIntrinsics([[1.0, 0.1], [0, 1]], np.eye(2), 1.0)),
-    ("K1", lambda: xslit.PushbroomIntrinsics(np.diag([-1.0, 1]), np.eye(2), 1.0)),
-    ("K2", lambda: xslit.PushbroomIntrinsics(np.eye(2), [[0.0, 1], [1, 0]], 1.0)),
-    ("theta", lambda: xslit.PushbroomIntrinsics(np.eye(2), np.eye(2), 0.0)),
-    ("theta", lambda: xslit.PushbroomIntrinsics(np.eye(2), np.eye(2), "x")),
-    ("v", lambda: xslit.PushbroomIntrinsics.from_parameters(-0.1, 800.0)),
+    ("velocity", lambda: xslit.PushbroomIntrinsics([0.0, 0.1, 0], 800.0)),
+    ("velocity", lambda: xslit.PushbroomIntrinsics([1.0, np.nan, 0], 800.0)),
+    ("velocity", lambda: xslit.PushbroomIntrinsics([1.0, 0], 800.0)),
+    ("f", lambda: xslit.PushbroomIntrinsics([1.0, 0, 0], -800.0)),
+    ("f", lambda: xslit.PushbroomIntrinsics([1.0, 0, 0], np.inf)),
+    ("f", lambda: xslit.PushbroomIntrinsics([1.0, 0, 0], "x")),
+    ("u", lambda: xslit.PushbroomIntrinsics([1.0, 0, 0], 800.0, np.nan)),
+    ("yaw", lambda: xslit.PushbroomIntrinsics.from_parameters(0.1, 800.0, 0.0, np.pi / 2)),
+    ("tilt", lambda: xslit.PushbroomIntrinsics.from_parameters(0.1, 800.0, 0.0, 0.0, np.inf)),
+    ("v", lambda: xslit.PushbroomIntrinsics.from_parameters(0.0, 800.0)),
 ]
 
 

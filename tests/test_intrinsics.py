@@ -40,9 +40,12 @@ def _assert_intrinsics_equal(a, b, rtol=INTRINSICS_RTOL):
     scale = max(np.abs(a.K1).max(), np.abs(a.K2).max())
     np.testing.assert_allclose(b.K1, a.K1, rtol=0, atol=rtol * scale)
     np.testing.assert_allclose(b.K2, a.K2, rtol=0, atol=rtol * scale)
+    if isinstance(a, xslit.PushbroomIntrinsics):
+        np.testing.assert_allclose(b.velocity, a.velocity, rtol=0,
+                                   atol=rtol * np.abs(a.velocity).max())
+        return
     assert abs(np.angle(np.exp(1j * (b.theta - a.theta)))) <= rtol
-    if hasattr(a, "d"):
-        assert abs(b.d - a.d) <= rtol * abs(a.d)
+    assert abs(b.d - a.d) <= rtol * abs(a.d)
 
 
 def _assert_same_camera(a, b, rtol=ROUNDTRIP_RTOL):
@@ -113,28 +116,128 @@ def test_paper_example_camera_has_theta_90_and_d_1():
 
 
 @pytest.mark.parametrize("theta", [0.4, np.pi / 2, 2.5])
-def test_canonical_pushbroom_decomposes_with_identity(theta):
-    # Paper, section 3.2: A1 = [sin t, cos t, 0, 0; 0 0 0 1], A2 = [0 1 0 0; 0 0 1 0].
+def test_canonical_pushbroom_of_proposition_2(theta):
+    # Paper, section 3.2: A1 = [sin t, cos t, 0, 0; 0 0 0 1], A2 = [0 1 0 0; 0 0 1 0], a
+    # pushbroom moving at the angle t to its scanning planes. In the Gupta-Hartley form of
+    # PushbroomIntrinsics: speed 1, magnification sin t along the sensor, yaw t - pi/2.
     cam = xslit.PushbroomCamera([[np.sin(theta), np.cos(theta), 0, 0], [0, 0, 0, 1]],
                                 [[0.0, 1, 0, 0], [0, 0, 1, 0]])
     dec = xslit.decomposePushbroomProjection(cam)
     np.testing.assert_allclose(dec.K1, np.eye(2), atol=EXACT)
-    np.testing.assert_allclose(dec.K2, np.eye(2), atol=EXACT)
-    assert abs(dec.theta - theta) < EXACT
-    assert abs(dec.v - 1) < EXACT and abs(dec.f - 1) < EXACT and abs(dec.u) < EXACT
-    np.testing.assert_allclose(dec.r1 @ dec.r2, np.cos(theta), atol=EXACT)
+    np.testing.assert_allclose(dec.K2, [[np.sin(theta), 0], [0, 1]], atol=EXACT)
+    assert abs(dec.intrinsics.yaw - (theta - np.pi / 2)) < EXACT
+    assert abs(dec.intrinsics.tilt) < EXACT
+    assert abs(dec.v - 1) < EXACT and abs(dec.u) < EXACT
+    # r1 is the scanning planes' normal, the motion is at the angle theta to the sensor line.
+    np.testing.assert_allclose(dec.r1, [np.sin(theta), np.cos(theta), 0], atol=EXACT)
+    motion = matrix_from_rvec(dec.rvec).T @ dec.velocity
+    np.testing.assert_allclose(motion / np.linalg.norm(motion) @ dec.r2, -np.cos(theta),
+                               atol=EXACT)
+    assert_allclose_up_to_scale(xslit.synthetic.pushbroom_at_sensor_angle(1.0, 1.0, 0.0, theta)
+                                .K2, dec.K2)
 
 
 def test_pushbroom_from_gupta_hartley_matrix():
-    # Proposition 2 with m1 orthogonal to m3: K2 is upper triangular.
-    intr = xslit.PushbroomIntrinsics.from_parameters(v=0.02, f=900.0, u=310.0, theta=1.2)
+    # Proposition 2 with m1 orthogonal to m3 (the motion orthogonal to the optical axis).
+    intr = xslit.PushbroomIntrinsics.from_parameters(v=0.02, f=900.0, u=310.0, yaw=0.3)
     cam = xslit.composePushbroomProjection(intr, [0.1, -0.2, 0.3], [0.5, 0.1, 6.0])
     m1, m3 = cam.matrix[0, :3], cam.matrix[2, :3]
     assert abs(m1 @ m3) < 1e-9 * np.linalg.norm(m1) * np.linalg.norm(m3)
     dec = xslit.decomposePushbroomProjection(cam.matrix)  # a (3, 4) array is accepted
-    assert abs(dec.K2[1, 0]) < EXACT
-    np.testing.assert_allclose([dec.v, dec.f, dec.u, dec.theta], [0.02, 900.0, 310.0, 1.2],
-                               rtol=1e-12)
+    np.testing.assert_allclose([dec.v, dec.f, dec.u, dec.intrinsics.yaw, dec.intrinsics.tilt],
+                               [0.02, 900.0, 310.0, 0.3, 0.0], rtol=1e-12, atol=EXACT)
+
+
+def _along_track_instrument(tilt_deg, yaw_deg, roll_deg=0.0):
+    """A satellite pushbroom 700 km up flying along +x at 7 km/s, one line per 1 ms: sensor
+    line across the track (turned by ``yaw_deg`` about the optical axis), the view tilted
+    ``tilt_deg`` fore (> 0) or aft about the sensor line and rolled ``roll_deg`` across the
+    track; the Gupta-Hartley matrix of the physical model, built without xslit's intrinsics."""
+    flight = np.array([1.0, 0, 0])
+    speed = 7.0  # metres per line
+    nadir = np.array([0.0, 0, -1])
+    t, y, r = np.radians([tilt_deg, yaw_deg, roll_deg])
+    axis = np.cos(t) * nadir + np.sin(t) * flight
+    across = np.array([0.0, -1, 0])  # so that the camera's x axis points along the flight
+    # Roll about the flight direction, then the sensor line turned about the optical axis.
+    Rroll = matrix_from_rvec(flight * r)
+    axis, across = Rroll @ axis, Rroll @ across
+    sensor = matrix_from_rvec(axis * y) @ across
+    normal = np.cross(sensor, axis)  # x axis of the camera: normal to the scanning plane
+    R = np.stack([normal, sensor, axis])  # world to camera
+    C = np.array([0.0, 0, 700e3])
+    f, u0 = 40000.0, 6000.0
+    Vc = R @ (speed * flight)
+    # Line of X: when the scanning plane through C + s V contains X: normal.(X - C - sV) = 0.
+    m1 = normal / Vc[0]
+    rows = np.stack([f * (sensor - Vc[1] / Vc[0] * normal) + u0 * (axis - Vc[2] / Vc[0] * normal),
+                     axis - Vc[2] / Vc[0] * normal])
+    P = np.vstack([np.append(m1, -m1 @ C), np.column_stack([rows, -rows @ C])])
+    return P, (Vc, f, u0, R, -R @ C)
+
+
+@pytest.mark.parametrize("tilt", [18.0, 0.0, -18.0, 26.0], ids=["fore", "nadir", "aft", "fore26"])
+@pytest.mark.parametrize("yaw", [0.0, 0.1, -3.0])
+@pytest.mark.parametrize("roll", [0.0, 25.0], ids=["along", "across"])
+def test_along_track_instruments_decompose_finitely(tilt, yaw, roll):
+    """The standard stereo instruments (SPOT HRS, PRISM, Cartosat style): sensor exactly
+    perpendicular to the flight, fore/aft/nadir views, across-track pointing. Proposition 2's
+    general K2 is singular for them (K2[1, 1] = m3 . r3 = 0); the Gupta-Hartley form is not."""
+    P, (Vc, f, u0, R, t) = _along_track_instrument(tilt, yaw, roll)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dec = xslit.decomposePushbroomProjection(P)
+    values = np.concatenate([dec.K1.ravel(), dec.K2.ravel(), dec.velocity, dec.t, dec.rvec])
+    assert np.isfinite(values).all()
+    assert dec.v > 0
+    np.testing.assert_allclose(dec.velocity, Vc, rtol=0, atol=1e-9 * np.linalg.norm(Vc))
+    np.testing.assert_allclose([dec.f, dec.u], [f, u0], rtol=1e-9)
+    np.testing.assert_allclose(matrix_from_rvec(dec.rvec), R, atol=1e-9)
+    np.testing.assert_allclose(dec.tvec, t, rtol=0, atol=1e-9 * np.linalg.norm(t))
+    if yaw == 0:  # then the tilt of the view is exactly the intrinsics' tilt
+        assert abs(np.degrees(dec.intrinsics.tilt) - tilt) < 1e-9
+    again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
+    np.testing.assert_allclose(again.matrix, P, rtol=0, atol=ROUNDTRIP_RTOL * np.abs(P).max())
+
+
+def test_pushbroom_decomposition_is_continuous_through_zero_yaw():
+    """Sensor yaw from -0.1 to 0.1 degrees: the intrinsics change smoothly (the general K2 of
+    Proposition 2 has entries of about 1/sin(yaw) there)."""
+    yaws = np.linspace(-0.1, 0.1, 21)
+    decs = [xslit.decomposePushbroomProjection(_along_track_instrument(18.0, y)[0]) for y in yaws]
+    vy = np.array([d.velocity[1] for d in decs])
+    expected = [_along_track_instrument(18.0, y)[1][0][1] for y in yaws]
+    np.testing.assert_allclose(vy, expected, rtol=0, atol=1e-12)
+    # Smooth through zero yaw: the second differences are 1e-6 of the first (sin is nearly
+    # linear there).
+    assert np.abs(np.diff(vy, 2)).max() < 1e-6 * np.abs(np.diff(vy)).max()
+    assert np.abs(vy[10]) < 1e-12
+    assert np.ptp([d.f for d in decs]) < 1e-6 * decs[0].f
+
+
+@pytest.mark.parametrize("P", [
+    [[1.0, 0, 0, 0], [0, 1, 0, 0], [2, 0, 0, 1]],  # m3 parallel to m1: no optical axis
+    [[1.0, 0, 0, 0], [1, 0, 3, 0], [0, 0, 1, 0]],  # the motion within the scanning plane
+])
+def test_degenerate_pushbroom_matrices_raise_by_name(P):
+    # Every way in which the decomposition could break makes m1, m2, m3 dependent: the finite
+    # slit then meets the slit at infinity, and the matrix is refused before decomposing.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^P must have an invertible left 3x3 block"):
+            xslit.decomposePushbroomProjection(np.array(P))
+        with pytest.raises(ValueError, match="the slits meet"):
+            xslit.PushbroomCamera(np.vstack([P[0], [0, 0, 0, 1]]), np.array(P[1:]))
+
+
+def test_pinhole_like_gupta_hartley_matrix_decomposes():
+    # A matrix that reads like a pinhole K: a pushbroom whose motion is tilted from the
+    # scanning planes' normal; finite intrinsics that compose back to it.
+    P = np.array([[800.0, 0, 320, 0], [0, 600, 240, 0], [0, 0, 1, 0]])
+    dec = xslit.decomposePushbroomProjection(P)
+    assert np.isfinite(np.concatenate([dec.K2.ravel(), dec.velocity])).all()
+    again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
+    _assert_same_camera(xslit.PushbroomCamera.from_matrix(P), again)
 
 
 # -- 1,000 random cameras: round trips and Euclidean invariance -----------------------------
@@ -171,7 +274,9 @@ def test_pushbroom_decomposition_round_trip(orthogonal, rng):
         cam = xslit.composePushbroomProjection(intr, rvec, tvec)
         dec = xslit.decomposePushbroomProjection(cam)
         _assert_intrinsics_equal(intr, dec.intrinsics)
-        assert (abs(dec.K2[1, 0]) < 1e-12) == orthogonal
+        # Motion orthogonal to the optical axis: m1 orthogonal to m3, no velocity along z.
+        assert (abs(dec.velocity[2]) < 1e-12 * abs(dec.v)) == orthogonal
+        assert dec.f > 0 and np.linalg.det(matrix_from_rvec(dec.rvec)) > 0
         np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=1e-9)
         np.testing.assert_allclose(dec.tvec, tvec, atol=1e-9 * np.abs(tvec).max())
         again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
@@ -227,9 +332,12 @@ def test_intrinsics_parameters_and_properties():
     scaled = xslit.TwoSlitIntrinsics(2 * intr.K1, 3 * intr.K2, 1.1, -0.4)
     np.testing.assert_allclose(scaled.K1, intr.K1)
     np.testing.assert_allclose(scaled.K2, intr.K2)
-    pb = xslit.PushbroomIntrinsics.from_parameters(0.05, 700.0, 300.0, 1.3)
-    assert (pb.v, pb.f, pb.u, pb.theta) == pytest.approx((0.05, 700.0, 300.0, 1.3))
-    assert intr.to_dict()["d"] == -0.4 and pb.to_dict()["theta"] == 1.3
+    pb = xslit.PushbroomIntrinsics.from_parameters(0.05, 700.0, 300.0, 0.2, -0.3)
+    assert (pb.v, pb.f, pb.u, pb.yaw, pb.tilt) == pytest.approx((0.05, 700.0, 300.0, 0.2, -0.3))
+    np.testing.assert_allclose(pb.velocity, 0.05 * np.array([1, np.tan(0.2), np.tan(-0.3)]))
+    np.testing.assert_array_equal(pb.K1, np.diag([20.0, 1.0]))
+    np.testing.assert_array_equal(pb.K2, [[700.0, 300.0], [0, 1]])
+    assert intr.to_dict()["d"] == -0.4 and pb.to_dict()["velocity"] == pb.velocity.tolist()
 
 
 # -- projectTwoSlitPoints -------------------------------------------------------------------
@@ -293,7 +401,7 @@ def test_project_points_u_matches_cv2_pinhole(rng):
 
 def _params(kind, intr):
     if kind == "pushbroom":
-        return np.array([intr.K1[0, 0], intr.K2[0, 0], intr.K2[0, 1], intr.K2[1, 0], intr.theta])
+        return np.array([1 / intr.v, intr.f, intr.u, *(intr.velocity[1:] / intr.v)])
     return np.array([intr.K1[0, 0], intr.K1[0, 1], intr.K1[1, 0], intr.K2[0, 0], intr.K2[0, 1],
                      intr.K2[1, 0], intr.theta, intr.d])
 
@@ -301,7 +409,7 @@ def _params(kind, intr):
 def _intrinsics(kind, p):
     """Public constructors only, in the documented Jacobian column order."""
     if kind == "pushbroom":
-        return xslit.PushbroomIntrinsics(np.diag([p[0], 1.0]), [[p[1], p[2]], [p[3], 1.0]], p[4])
+        return xslit.PushbroomIntrinsics(np.array([1.0, p[3], p[4]]) / p[0], p[1], p[2])
     return xslit.TwoSlitIntrinsics([[p[0], p[1]], [p[2], 1.0]], [[p[3], p[4]], [p[5], 1.0]],
                                    p[6], p[7])
 

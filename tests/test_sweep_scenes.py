@@ -97,8 +97,9 @@ def test_every_drawn_parameter_lies_in_its_range(drawn):
                 outside += not (0 <= u0 <= 1 and 0 <= v0 <= 1)
             else:
                 assert isinstance(intr, PushbroomIntrinsics)
-                assert _in_range(np.degrees(intr.theta), "pushbroom_angle_deg")
-                assert _in_range(intr.f, "focal")
+                # The sweep draws Proposition 2's angle and K2 entry (pushbroom_at_sensor_angle).
+                assert _in_range(np.degrees(intr.yaw) + 90.0, "pushbroom_angle_deg")
+                assert _in_range(intr.f / np.cos(intr.yaw), "focal")
                 v0 = intr.u / H
             assert _in_range(v0, "principal_point")
         if p["kind"] == "pushbroom":
@@ -142,7 +143,8 @@ def test_overrides_are_honoured():
     assert isinstance(s.intrinsics1, PushbroomIntrinsics)
     assert isinstance(s.intrinsics2, TwoSlitIntrinsics)
     assert abs(s.intrinsics2.d) == pytest.approx(0.01 * 3.0)
-    assert s.intrinsics2.fu == pytest.approx(900.0) and s.intrinsics1.f == pytest.approx(900.0)
+    assert s.intrinsics2.fu == pytest.approx(900.0)
+    assert s.intrinsics1.f / np.cos(s.intrinsics1.yaw) == pytest.approx(900.0)
     assert p["baseline"] == "forward" and p["plane_fraction"] == 0.5
     assert p["rotation_deg"] == pytest.approx(12.0, abs=SWEEP_ROTATION_SLACK_DEG)
     np.testing.assert_array_equal(s.points1, s.camera1.project(s.X))
@@ -166,10 +168,12 @@ def test_same_intrinsics_gives_a_rig_of_equal_cameras(kind):
     s = random_sweep_scene(4, max_n=100, kind=kind, same_intrinsics=True)
     assert s.params["same_intrinsics"] is True
     np.testing.assert_array_equal(s.intrinsics1.K2, s.intrinsics2.K2)
-    assert s.intrinsics1.theta == s.intrinsics2.theta
-    if kind == "two_slit":  # a pushbroom's speed is fitted to the scene
+    if kind == "two_slit":
+        assert s.intrinsics1.theta == s.intrinsics2.theta  # a pushbroom's speed is fitted to the scene
         np.testing.assert_array_equal(s.intrinsics1.K1, s.intrinsics2.K1)
         assert s.intrinsics1.d == s.intrinsics2.d
+    else:
+        assert s.intrinsics1.yaw == pytest.approx(s.intrinsics2.yaw, abs=1e-15)
 
 
 def test_same_flight_line_is_flagged_and_undetermined():

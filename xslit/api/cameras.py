@@ -122,7 +122,8 @@ def projectTwoSlitPoints(objectPoints, rvec, tvec, intrinsics, computeJacobian=F
     jacobian : (2N, 6 + P) ndarray or None
         Rows ``2i, 2i + 1`` are ``du_i, dv_i``; columns are ``rvec, tvec`` and the ``P``
         intrinsic parameters (two-slit: ``K1[0,0], K1[0,1], K1[1,0], K2[0,0], K2[0,1],
-        K2[1,0], theta, d``; pushbroom: ``K1[0,0], K2[0,0], K2[0,1], K2[1,0], theta``).
+        K2[1,0], theta, d``; pushbroom: ``1/v, f, u, v_y/v, v_z/v``, see
+        :class:`~xslit.PushbroomIntrinsics`).
     """
     X = check_object_points("objectPoints", objectPoints)
     if X.shape[1] != 3:

@@ -16,9 +16,11 @@ upper triangular; for a general finite two-slit camera the appendix allows a non
 entry: :math:`r_3` spans the intersection of the row spaces of :math:`M_1, M_2` (6 analytic +
 2 "3D" intrinsics + 6 extrinsics = 14).
 
-Pushbroom cameras (Proposition 2): :math:`A_1 = K_1 [r_1^T\; t_1; 0\; 1]`,
-:math:`A_2 = K_2 [r_2^T\; t_2; r_3^T\; t_3]` with :math:`K_1 = \mathrm{diag}(1/v, 1)`,
-:math:`K_2 = [f\; u; 0\; 1]` when :math:`m_1 \perp m_3`, and general :math:`K_2` otherwise.
+Pushbroom cameras (Proposition 2 and Gupta and Hartley's linear pushbroom model):
+:math:`A_1 = \mathrm{diag}(1/v, 1) [r_1^T\; t_1; 0\; 1]`, :math:`A_2 = K_2 [r_2^T - a r_1^T\;
+t_2 - a t_1; r_3^T - b r_1^T\; t_3 - b t_1]` with :math:`K_2 = [f\; u; 0\; 1]` and the sensor's
+velocity :math:`v (1, a, b)` in camera coordinates (see :class:`PushbroomIntrinsics`, which
+explains why this form replaces the proposition's general :math:`K_2`).
 
 Pose convention (as cv2): a world point :math:`X` has camera coordinates
 :math:`X_c = R X + t` with ``R = matrix_from_rvec(rvec)``. In its own frame the camera is the
@@ -127,48 +129,127 @@ class TwoSlitIntrinsics:
 
 @dataclass(frozen=True)
 class PushbroomIntrinsics:
-    """Intrinsics of a pushbroom camera: ``K1 = diag(1/v, 1)``, ``K2`` (``K2[1, 1] = 1``), θ."""
+    r"""Intrinsics of a linear pushbroom camera: focal ``f``, principal point ``u`` and velocity.
 
-    K1: np.ndarray
-    K2: np.ndarray
-    theta: float
+    Gupta and Hartley's model: a 1D perspective sensor (focal ``f``, principal point ``u``
+    on the sensor line) translates with constant velocity. In the camera frame at time 0
+    (cv2 pose ``X_c = R X + t``), ``x`` is normal to the scanning plane, ``y`` runs along the
+    sensor line and ``z`` along the optical axis, and the sensor moves by ``velocity =
+    (v, v_y, v_z)`` per image line. A point ``X_c = (x, y, z)`` is imaged when the scanning
+    plane sweeps over it, at line ``x / v``, where the camera has moved by ``(x / v) velocity``:
+
+    .. math::
+
+        A_1 = \begin{bmatrix} 1/v & 0 \\ 0 & 1 \end{bmatrix}
+              \begin{bmatrix} r_1^T & t_1 \\ 0 & 1 \end{bmatrix},\quad
+        A_2 = \begin{bmatrix} f & u \\ 0 & 1 \end{bmatrix}
+              \begin{bmatrix} r_2^T - a\, r_1^T & t_2 - a\, t_1 \\
+                              r_3^T - b\, r_1^T & t_3 - b\, t_1 \end{bmatrix},\qquad
+        a = v_y / v,\; b = v_z / v,
+
+    with ``R = [r1; r2; r3]``. Every physical pushbroom camera has this form, with finite
+    parameters, whatever its view tilt (fore, aft, nadir, across-track) and sensor yaw: the
+    standard along-track stereo instruments (sensor line perpendicular to the flight,
+    ``v_y = 0``, looking fore or aft, ``v_z = v tan(tilt)``) are interior points of it.
+    It is the canonical form of Proposition 2 rewritten: the proposition's cameras
+    (``m_1 \perp m_3``, angle ``theta`` between the slits) are those with ``b = 0``,
+    ``a = -cot(theta)`` and focal ``f sin(theta)``; its general form, a ``K_2`` with a non-zero
+    lower-left entry, is singular for the standard instruments (``K_2[1, 1] = 0`` when the
+    sensor is perpendicular to the flight direction and the view is tilted), which is why
+    this one is used.
+
+    The only degenerate configuration is motion within the scanning plane (``v = 0``): such a
+    sensor images one plane only and is not a pushbroom camera. ``v`` is signed: a negative
+    ``v`` is a camera moving against its ``x`` axis (the mirror image), which makes the
+    decomposition unique with ``f > 0`` and a proper rotation.
+
+    Parameters
+    ----------
+    velocity : (3,) array_like
+        ``(v, v_y, v_z)`` in camera coordinates, world units per image line; ``v != 0``.
+    f : float
+        Magnification of the 1D projection, ``> 0``.
+    u : float
+        Principal point on the sensor line.
+
+    Examples
+    --------
+    >>> intr = PushbroomIntrinsics.from_parameters(0.02, 900.0, 310.0, tilt=np.radians(18))
+    >>> np.round(intr.velocity, 6).tolist(), round(float(np.degrees(intr.tilt)), 9)
+    ([0.02, 0.0, 0.006498], 18.0)
+    """
+
+    velocity: np.ndarray
+    f: float
+    u: float = 0.0
 
     def __post_init__(self):
-        K1 = check_matrix("K1", self.K1, (2, 2))
-        K2 = check_matrix("K2", self.K2, (2, 2))
-        if K1[0, 1] != 0 or K1[1, 0] != 0 or K1[1, 1] != 1 or K1[0, 0] <= 0:
-            raise ValueError(f"K1 must be diag(1/v, 1) with v > 0, got {K1.tolist()}")
-        if K2[0, 0] <= 0 or K2[1, 1] <= 0 or abs(np.linalg.det(K2)) < 1e-14:
-            raise ValueError(f"K2 must be invertible with a positive diagonal, got {K2.tolist()}")
-        theta = _real_scalar("theta", self.theta)
-        if not np.isfinite(theta) or abs(np.sin(theta)) < 1e-12:
-            raise ValueError(f"theta must be a finite angle with sin(theta) != 0, got {self.theta}")
-        object.__setattr__(self, "K1", K1)
-        object.__setattr__(self, "K2", K2 / K2[1, 1])
-        object.__setattr__(self, "theta", theta)
+        vel = check_matrix("velocity", np.ravel(check_array("velocity", self.velocity)), (3,))
+        if vel[0] == 0:
+            raise ValueError("velocity must have a non-zero component v = velocity[0] normal to "
+                             f"the scanning plane (a sensor moving within it images one plane), "
+                             f"got {vel.tolist()}")
+        f = _real_scalar("f", self.f)
+        if not (np.isfinite(f) and f > 0):
+            raise ValueError(f"f must be a finite positive magnification, got {self.f}")
+        u = _real_scalar("u", self.u)
+        if not np.isfinite(u):
+            raise ValueError(f"u must be a finite principal point, got {self.u}")
+        vel.setflags(write=False)
+        object.__setattr__(self, "velocity", vel)
+        object.__setattr__(self, "f", f)
+        object.__setattr__(self, "u", u)
 
     @classmethod
-    def from_parameters(cls, v, f, u=0.0, theta=np.pi / 2):
-        """Intrinsics from speed ``v``, magnification ``f`` and principal point ``u``."""
-        if not v > 0:
-            raise ValueError(f"v must be a positive speed, got {v}")
-        return cls(np.diag([1.0 / v, 1.0]), np.array([[f, u], [0.0, 1.0]]), theta)
+    def from_parameters(cls, v, f, u=0.0, yaw=0.0, tilt=0.0):
+        """Intrinsics from the speed ``v`` normal to the scanning plane, magnification ``f``,
+        principal point ``u`` and the direction of motion.
+
+        ``yaw`` and ``tilt`` are the angles of the velocity's projections on the camera's
+        ``x-y`` and ``x-z`` planes, measured from ``x``: ``velocity = v (1, tan(yaw),
+        tan(tilt))``. A sensor line perpendicular to the flight has ``yaw = 0``; a camera
+        looking ``tilt`` ahead of or behind the perpendicular to the flight has that tilt
+        (its sign tells fore from aft in the camera's frame).
+        """
+        v = _real_scalar("v", v)
+        if not (np.isfinite(v) and v != 0):
+            raise ValueError(f"v must be a finite non-zero speed, got {v}")
+        angles = {}
+        for name, value in (("yaw", yaw), ("tilt", tilt)):
+            a = _real_scalar(name, value)
+            if not (np.isfinite(a) and abs(a) < np.pi / 2):
+                raise ValueError(f"{name} must be an angle in (-pi/2, pi/2), got {value}")
+            angles[name] = a
+        return cls(v * np.array([1.0, np.tan(angles["yaw"]), np.tan(angles["tilt"])]), f, u)
 
     @property
     def v(self) -> float:
-        return float(1.0 / self.K1[0, 0])
+        """Speed normal to the scanning plane (world units per image line), signed."""
+        return float(self.velocity[0])
 
     @property
-    def f(self) -> float:
-        return float(self.K2[0, 0])
+    def yaw(self) -> float:
+        """Angle of the motion from the scanning plane's normal towards the sensor line."""
+        return float(np.arctan(self.velocity[1] / self.velocity[0]))
 
     @property
-    def u(self) -> float:
-        return float(self.K2[0, 1])
+    def tilt(self) -> float:
+        """Angle of the motion from the scanning plane's normal towards the optical axis."""
+        return float(np.arctan(self.velocity[2] / self.velocity[0]))
+
+    @property
+    def K1(self) -> np.ndarray:
+        """``diag(1/v, 1)`` of Proposition 2."""
+        return np.diag([1.0 / self.v, 1.0])
+
+    @property
+    def K2(self) -> np.ndarray:
+        """``[[f, u], [0, 1]]``: the 1D perspective projection of the sensor."""
+        return np.array([[self.f, self.u], [0.0, 1.0]])
 
     def to_dict(self) -> dict:
-        return {"model": "pushbroom", "K1": self.K1.tolist(), "K2": self.K2.tolist(),
-                "theta": self.theta}
+        return {"model": "pushbroom", "velocity": self.velocity.tolist(), "f": self.f,
+                "u": self.u}
 
 
 class TwoSlitDecomposition(NamedTuple):
@@ -191,7 +272,7 @@ class TwoSlitDecomposition(NamedTuple):
 
 
 class PushbroomDecomposition(NamedTuple):
-    """Result of :func:`decompose_pushbroom` (Proposition 2 and its general form)."""
+    """Result of :func:`decompose_pushbroom`: the intrinsics and the pose of the camera."""
 
     K1: np.ndarray
     K2: np.ndarray
@@ -199,7 +280,7 @@ class PushbroomDecomposition(NamedTuple):
     r2: np.ndarray
     r3: np.ndarray
     t: np.ndarray  # (t1, t2, t3)
-    theta: float
+    velocity: np.ndarray
     v: float
     f: float
     u: float
@@ -208,7 +289,7 @@ class PushbroomDecomposition(NamedTuple):
 
     @property
     def intrinsics(self) -> PushbroomIntrinsics:
-        return PushbroomIntrinsics(self.K1, self.K2, self.theta)
+        return PushbroomIntrinsics(self.velocity, self.f, self.u)
 
 
 def _unit(v):
@@ -294,64 +375,87 @@ def decompose_two_slit(camera: TwoSlitCamera) -> TwoSlitDecomposition:
 
 
 def decompose_pushbroom(camera: PushbroomCamera) -> PushbroomDecomposition:
-    r"""Intrinsics and pose of a pushbroom camera (Proposition 2, general form in appendix B).
+    r"""Intrinsics and pose of a linear pushbroom camera (Proposition 2, Gupta and Hartley).
 
-    :math:`r_1 = m_1/\|m_1\|`, :math:`v = 1/\|m_1\|`; :math:`r_3` is the unit vector of the row
-    space of :math:`M_2 = [m_2; m_3]` orthogonal to :math:`r_1`; :math:`K_2 = M_2 [r_2, r_3]`,
-    upper triangular exactly when :math:`m_1 \perp m_3`.
-    When the motion is orthogonal to the scanning planes (:math:`\theta = \pi/2`, :math:`m_1`
-    normal to the row space of :math:`M_2`) every direction of that row space is orthogonal to
-    :math:`r_1`, and :math:`r_3 = m_3/\|m_3\|` is taken (upper triangular :math:`K_2`, as in
-    Proposition 2).
+    Inverts :class:`PushbroomIntrinsics`' form. With ``A1`` scaled so that its second row is
+    ``(0, 0, 0, 1)`` and :math:`m_1, m_2, m_3` the left 3-vectors of ``A1[0], A2[0], A2[1]``:
+    the scanning planes are normal to :math:`m_1` and :math:`|v| = 1/\|m_1\|`; the optical
+    axis :math:`r_3` is :math:`m_3` projected on the scanning plane, normalised, and
+    :math:`\|P m_3\|` the scale of ``A2`` (kept positive, so that the points in front of the
+    camera stay in front); the sensor line is :math:`r_2 = r_3 \times r_1`. The sign of
+    :math:`r_1 = \pm m_1/\|m_1\|` (and of ``v``) is the one that makes ``f > 0``. Then
+    ``u = m_2 . r_3 / ||P m_3||`` and the velocity components follow from the components of
+    :math:`m_2, m_3` along :math:`r_1`. Every step is continuous and finite on all pushbroom
+    cameras; the decomposition fails only where the camera is not a physical pushbroom.
 
     Parameters
     ----------
     camera : PushbroomCamera
+        Or a :class:`TwoSlitCamera` with ``A1[1] ∝ (0, 0, 0, 1)``.
 
     Returns
     -------
     PushbroomDecomposition
-        ``K1, K2, r1, r2, r3, t, theta, v, f, u, rvec, tvec``.
+        ``K1, K2, r1, r2, r3, t, velocity, v, f, u, rvec, tvec``, with
+        ``compose_pushbroom(dec.intrinsics, dec.rvec, dec.tvec)`` equal to the camera.
+
+    Raises
+    ------
+    ValueError
+        When ``m1 = 0`` (the along-track coordinate does not vary), when ``m3`` is parallel
+        to ``m1`` (no optical axis in the scanning plane) or when ``m2`` and ``m3`` restricted
+        to the scanning plane are parallel (the motion lies in the scanning plane, or the
+        sensor line is along the optical axis).
+
+    Examples
+    --------
+    >>> intr = PushbroomIntrinsics.from_parameters(0.02, 900.0, 310.0, tilt=np.radians(18))
+    >>> cam = compose_pushbroom(intr, [0.1, -0.2, 0.3], [0.5, 0.1, 6.0])
+    >>> dec = decompose_pushbroom(cam)
+    >>> round(dec.f, 9), round(dec.u, 9), round(float(np.degrees(dec.intrinsics.tilt)), 9)
+    (900.0, 310.0, 18.0)
     """
     if not isinstance(camera, PushbroomCamera):
         if isinstance(camera, TwoSlitCamera):
             camera = PushbroomCamera.from_two_slit(camera)
         else:
             raise ValueError(f"camera must be a PushbroomCamera, got {type(camera).__name__}")
-    A1, A2 = camera.A1.copy(), camera.A2.copy()
-    m1 = A1[0, :3]
-    M2 = A2[:, :3]
-    if np.linalg.norm(m1) == 0:
+    A1, A2 = camera.A1, camera.A2
+    m1, m2, m3 = A1[0, :3], A2[0, :3], A2[1, :3]
+    norm1 = np.linalg.norm(m1)
+    if norm1 == 0:
         raise ValueError("camera: m1 = 0, the along-track coordinate does not vary")
-    r1 = _unit(m1)
-    v = 1.0 / np.linalg.norm(m1)
-    n2 = np.cross(M2[0], M2[1])
-    if np.linalg.norm(n2) <= 1e-12 * np.linalg.norm(M2[0]) * np.linalg.norm(M2[1]):
-        raise ValueError("camera: m2 and m3 are parallel (the finite slit is at infinity)")
-    r3 = np.cross(n2, r1)
-    if np.linalg.norm(r3) < 1e-12 * np.linalg.norm(n2):
-        # Motion orthogonal to the scanning planes (theta = pi / 2): every direction of the row
-        # space of M2 is orthogonal to r1, and Proposition 2's choice is the one that makes K2
-        # upper triangular, r3 along m3.
-        r3 = M2[1]
-    r3 = _unit(r3)
-    if M2[1] @ r3 < 0:
-        r3 = -r3
-    r2 = _unit(np.cross(n2, r3))
-    r2 = r2 if M2[0] @ r2 > 0 else -r2
-    K2 = M2 @ np.stack([r2, r3], axis=1)
-    if K2[1, 1] <= 0:
-        A2, K2 = -A2, -K2
-    A2 /= K2[1, 1]
-    K2 /= K2[1, 1]
-    K1 = np.diag([1.0 / v, 1.0])
-    t1 = A1[0, 3] * v
-    t23 = np.linalg.solve(K2, A2[:, 3])
-    t = np.array([t1, t23[0], t23[1]])
-    theta = _angle(r1, r2, r3)
-    rvec, tvec = _pose(r1, r3, theta, t[0], t[1], t[2])
-    return PushbroomDecomposition(K1, K2, r1, r2, r3, t, theta, float(v), float(K2[0, 0]),
-                                  float(K2[0, 1]), rvec, tvec)
+    n = m1 / norm1
+    p3 = m3 - (m3 @ n) * n
+    scale = np.linalg.norm(p3)
+    if scale <= 1e-12 * np.linalg.norm(m3):
+        raise ValueError("camera: m3 is parallel to m1, the denominator of the sensor "
+                         "coordinate has no optical axis in the scanning plane")
+    r3 = p3 / scale
+    q2, q3, t23 = m2 / scale, m3 / scale, A2[:, 3] / scale
+    sign = 1.0
+    f = q2 @ np.cross(r3, n)
+    if abs(f) <= 1e-12 * np.linalg.norm(q2):
+        raise ValueError("camera: m2 and m3 are parallel within the scanning plane (the motion "
+                         "lies in the scanning plane, or the sensor line is along the optical "
+                         "axis): not a pushbroom camera")
+    if f < 0:
+        sign, f = -1.0, -f
+    r1 = sign * n
+    r2 = np.cross(r3, r1)
+    u = q2 @ r3
+    b = -(q3 @ r1)
+    a = -(q2 @ r1 + u * b) / f
+    v = sign / norm1
+    t1 = v * A1[0, 3]
+    t2 = (t23[0] - u * t23[1]) / f + a * t1
+    t3 = t23[1] + b * t1
+    t = np.array([t1, t2, t3])
+    R = np.stack([r1, r2, r3])
+    velocity = v * np.array([1.0, a, b])
+    intr = PushbroomIntrinsics(velocity, f, u)
+    return PushbroomDecomposition(intr.K1, intr.K2, r1, r2, r3, t, intr.velocity, float(v),
+                                  float(f), float(u), rvec_from_matrix(R), t.copy())
 
 
 def _pose_rows(rvec, tvec, theta):
@@ -375,13 +479,18 @@ def compose_two_slit(intrinsics: TwoSlitIntrinsics, rvec, tvec) -> TwoSlitCamera
 
 
 def compose_pushbroom(intrinsics: PushbroomIntrinsics, rvec, tvec) -> PushbroomCamera:
-    """The camera ``K1 [r1 t1; 0 1], K2 [r2 t2; r3 t3]`` of intrinsics and a cv2 pose."""
+    """The camera of :class:`PushbroomIntrinsics`' form for intrinsics and a cv2 pose:
+    ``A1 = K1 [r1 t1; 0 1]``, ``A2 = K2 [r2 - a r1, t2 - a t1; r3 - b r1, t3 - b t1]``."""
     if not isinstance(intrinsics, PushbroomIntrinsics):
         raise ValueError(f"intrinsics must be PushbroomIntrinsics, got "
                          f"{type(intrinsics).__name__}")
-    row1, row2, row3 = _pose_rows(rvec, tvec, intrinsics.theta)
-    return PushbroomCamera(intrinsics.K1 @ np.stack([row1, [0, 0, 0, 1.0]]),
-                           intrinsics.K2 @ np.stack([row2, row3]))
+    R = matrix_from_rvec(check_matrix("rvec", np.ravel(check_array("rvec", rvec)), (3,)))
+    t = check_matrix("tvec", np.ravel(check_array("tvec", tvec)), (3,))
+    Rt = np.column_stack([R, t])
+    a, b = intrinsics.velocity[1:] / intrinsics.v
+    rows = np.stack([Rt[1] - a * Rt[0], Rt[2] - b * Rt[0]])
+    return PushbroomCamera(intrinsics.K1 @ np.stack([Rt[0], [0, 0, 0, 1.0]]),
+                           intrinsics.K2 @ rows)
 
 
 def compose_camera(intrinsics, rvec, tvec):
@@ -404,10 +513,10 @@ def project_points_with_pose(X, rvec, tvec, intrinsics) -> np.ndarray:
     """Kernel of ``projectTwoSlitPoints`` on validated ``(N, 3)`` points; complex-step safe.
 
     ``rvec``, ``tvec`` are (3,) arrays and ``intrinsics`` a :class:`TwoSlitIntrinsics` or
-    :class:`PushbroomIntrinsics` (or the tuple ``(kind, K1, K2, theta, d)`` of arrays, for
-    differentiation).
+    :class:`PushbroomIntrinsics` (or, for differentiation, the tuple that
+    :func:`intrinsics_from_parameters` returns).
     """
-    kind, K1, K2, theta, d = _unpack(intrinsics)
+    kind, p = _unpack(intrinsics)
     # Rodrigues' formula on the unit axis, not matrix_from_rvec's (1 - cos t) / t^2 form:
     # that quotient cancels for small angles, which costs digits in complex-step derivatives
     # (about 1e-8 at t = 3e-8), while the unit-axis form differentiates accurately.
@@ -418,34 +527,28 @@ def project_points_with_pose(X, rvec, tvec, intrinsics) -> np.ndarray:
         th = np.sqrt(th2)
         Kx = skew(rvec / th)
         R = np.eye(3) + np.sin(th) * Kx + (1 - np.cos(th)) * (Kx @ Kx)
-    c, s = np.cos(theta), np.sin(theta)
-    # Rows of the two 2x4 matrices in camera coordinates, composed with the pose.
-    w1 = R[0]
-    w2 = c * R[0] + s * R[1]
-    w3 = R[2]
-    b1 = tvec[0]
-    b2 = c * tvec[0] + s * tvec[1]
-    b3 = tvec[2]
-    x1 = X @ w1 + b1
-    x2 = X @ w2 + b2
-    z = X @ w3 + b3
+    Xc = X @ R.T + tvec
+    x, y, z = Xc[:, 0], Xc[:, 1], Xc[:, 2]
     if kind == "pushbroom":
-        u = K1[0, 0] * x1 + K1[0, 1]
-        num, den = K2[0, 0] * x2 + K2[0, 1] * z, K2[1, 0] * x2 + K2[1, 1] * z
-        v = num / den
-    else:
-        zd = z + d
-        u = (K1[0, 0] * x1 + K1[0, 1] * z) / (K1[1, 0] * x1 + K1[1, 1] * z)
-        v = (K2[0, 0] * x2 + K2[0, 1] * zd) / (K2[1, 0] * x2 + K2[1, 1] * zd)
+        inv_v, f, u0, a, b = p
+        return np.stack([inv_v * x, f * (y - a * x) / (z - b * x) + u0], axis=1)
+    k1, k2, theta, d = p[:4], p[4:8], p[8], p[9]
+    c, s = np.cos(theta), np.sin(theta)
+    x2 = c * x + s * y
+    zd = z + d
+    u = (k1[0] * x + k1[1] * z) / (k1[2] * x + k1[3] * z)
+    v = (k2[0] * x2 + k2[1] * zd) / (k2[2] * x2 + k2[3] * zd)
     return np.stack([u, v], axis=1)
 
 
 def _unpack(intr):
+    """``(kind, p)``: the model and its full parameter vector (two-slit: the entries of
+    ``K1``, ``K2`` row by row, ``theta``, ``d``; pushbroom: ``1/v, f, u, v_y/v, v_z/v``)."""
     if isinstance(intr, TwoSlitIntrinsics):
-        return "two_slit", intr.K1, intr.K2, intr.theta, intr.d
+        return "two_slit", np.concatenate([intr.K1.ravel(), intr.K2.ravel(), [intr.theta, intr.d]])
     if isinstance(intr, PushbroomIntrinsics):
-        return "pushbroom", intr.K1, intr.K2, intr.theta, 0.0
-    if isinstance(intr, tuple) and len(intr) == 5 and intr[0] in ("two_slit", "pushbroom"):
+        return "pushbroom", intrinsic_parameters(intr)[1]
+    if isinstance(intr, tuple) and len(intr) == 2 and intr[0] in ("two_slit", "pushbroom"):
         return intr
     raise ValueError("intrinsics must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
                      f"{type(intr).__name__}")
@@ -455,21 +558,33 @@ def intrinsic_parameters(intr) -> tuple[str, np.ndarray]:
     """The free intrinsic parameters, in the Jacobian's column order.
 
     Two-slit: ``K1[0,0], K1[0,1], K1[1,0], K2[0,0], K2[0,1], K2[1,0], theta, d`` (8);
-    pushbroom: ``K1[0,0], K2[0,0], K2[0,1], K2[1,0], theta`` (5).
+    pushbroom: ``1/v, f, u, v_y/v, v_z/v`` (5; see :class:`PushbroomIntrinsics`).
     """
-    kind, K1, K2, theta, d = _unpack(intr)
-    if kind == "pushbroom":
-        return kind, np.array([K1[0, 0], K2[0, 0], K2[0, 1], K2[1, 0], theta])
-    return kind, np.array([K1[0, 0], K1[0, 1], K1[1, 0], K2[0, 0], K2[0, 1], K2[1, 0], theta, d])
+    if isinstance(intr, PushbroomIntrinsics):
+        vel = intr.velocity
+        return "pushbroom", np.array([1.0 / vel[0], intr.f, intr.u, vel[1] / vel[0],
+                                      vel[2] / vel[0]])
+    if isinstance(intr, TwoSlitIntrinsics):
+        K1, K2 = intr.K1, intr.K2
+        return "two_slit", np.array([K1[0, 0], K1[0, 1], K1[1, 0], K2[0, 0], K2[0, 1],
+                                     K2[1, 0], intr.theta, intr.d])
+    raise ValueError("intrinsics must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
+                     f"{type(intr).__name__}")
 
 
 def intrinsics_from_parameters(kind: str, p):
-    """Inverse of :func:`intrinsic_parameters` (as a tuple, complex-step safe)."""
-    one = np.ones((), dtype=np.asarray(p).dtype)
+    """Inverse of :func:`intrinsic_parameters`, as the ``(kind, p)`` tuple that
+    :func:`project_points_with_pose` takes (complex-step safe: no validation, no casts)."""
     if kind == "pushbroom":
-        K1 = np.array([[p[0], 0 * one], [0 * one, one]])
-        K2 = np.array([[p[1], p[2]], [p[3], one]])
-        return (kind, K1, K2, p[4], 0.0)
-    K1 = np.array([[p[0], p[1]], [p[2], one]])
-    K2 = np.array([[p[3], p[4]], [p[5], one]])
-    return (kind, K1, K2, p[6], p[7])
+        return kind, p
+    one = np.ones((), dtype=np.asarray(p).dtype)
+    return kind, np.array([p[0], p[1], p[2], one, p[3], p[4], p[5], one, p[6], p[7]])
+
+
+def intrinsics_object(kind: str, p):
+    """The :class:`TwoSlitIntrinsics` or :class:`PushbroomIntrinsics` of real parameters
+    ``p`` in :func:`intrinsic_parameters`' order (validated)."""
+    p = np.asarray(p, dtype=float)
+    if kind == "pushbroom":
+        return PushbroomIntrinsics(np.array([1.0, p[3], p[4]]) / p[0], p[1], p[2])
+    return TwoSlitIntrinsics([[p[0], p[1]], [p[2], 1.0]], [[p[3], p[4]], [p[5], 1.0]], p[6], p[7])

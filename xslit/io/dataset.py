@@ -179,7 +179,7 @@ def intrinsics_from_dict(data: dict):
         if model == "two_slit":
             return TwoSlitIntrinsics(data["K1"], data["K2"], data["theta"], data["d"])
         if model == "pushbroom":
-            return PushbroomIntrinsics(data["K1"], data["K2"], data["theta"])
+            return PushbroomIntrinsics(data["velocity"], data["f"], data["u"])
         if model == "pinhole":
             K = check_array("K", data["K"])
             if K.shape != (3, 3) or not np.isfinite(K).all():
