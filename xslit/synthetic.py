@@ -54,6 +54,7 @@ __all__ = [
     "SweepScene",
     "ml_from_truth",
     "noise_ceiling",
+    "pushbroom_at_sensor_angle",
     "random_pinhole_camera",
     "random_points_in_front",
     "random_projective_transform",
@@ -100,13 +101,25 @@ def random_two_slit_intrinsics(rng=None, *, parallel: bool = True) -> TwoSlitInt
 
 
 def random_pushbroom_intrinsics(rng=None, *, orthogonal: bool = True) -> PushbroomIntrinsics:
-    """Speed 0.005-0.05 units per line, magnification 300-1500 px, angle 60-120 degrees."""
+    """Speed 0.005-0.05 units per line, magnification 300-1500 px, principal point 300-700 px,
+    sensor line at 60-120 degrees to the flight line; with ``orthogonal=False`` the view is
+    also tilted 0-17 degrees fore or aft (the motion is then not orthogonal to the optical
+    axis)."""
     rng = check_rng(rng)
-    K2 = np.array([[rng.uniform(300, 1500), rng.uniform(300, 700)], [0.0, 1.0]])
-    if not orthogonal:
-        K2[1, 0] = rng.uniform(-0.3, 0.3)
-    return PushbroomIntrinsics(np.diag([1.0 / rng.uniform(0.005, 0.05), 1.0]), K2,
-                               np.radians(rng.uniform(60, 120)))
+    f, u = rng.uniform(300, 1500), rng.uniform(300, 700)
+    tilt = 0.0 if orthogonal else float(np.arctan(rng.uniform(-0.3, 0.3)))
+    v = rng.uniform(0.005, 0.05)
+    return pushbroom_at_sensor_angle(v, f, u, np.radians(rng.uniform(60, 120)), tilt)
+
+
+def pushbroom_at_sensor_angle(v, f, u, theta, tilt=0.0) -> PushbroomIntrinsics:
+    """Pushbroom intrinsics whose sensor line makes the angle ``theta`` with the flight line.
+
+    The parameters of Proposition 2 (``theta``: angle between the slits, ``f``: the entry of
+    ``K2``), as :class:`PushbroomIntrinsics` reads them: the magnification along the sensor
+    is ``f sin(theta)`` and the yaw ``theta - pi/2``.
+    """
+    return PushbroomIntrinsics.from_parameters(v, f * np.sin(theta), u, theta - np.pi / 2, tilt)
 
 
 def _look_at_pose(rng, distance):
@@ -264,11 +277,15 @@ def random_two_view_scene(rng=None, n: int = 300, *, image_size: int = 1000,
         i1 = random_two_slit_intrinsics(rng) if kind != "pushbroom" else None
         if kind == "pushbroom":
             i1 = random_pushbroom_intrinsics(rng)
-            i1 = PushbroomIntrinsics(np.diag([image_size / 4.0, 1.0]), i1.K2, i1.theta)
-        i2 = (random_two_slit_intrinsics(rng) if kind == "two_slit" else
-              PushbroomIntrinsics(np.diag([image_size / 4.0, 1.0]),
-                                  random_pushbroom_intrinsics(rng).K2,
-                                  np.radians(rng.uniform(60, 120))))
+            i1 = PushbroomIntrinsics.from_parameters(4.0 / image_size, i1.f, i1.u, i1.yaw)
+        if kind == "two_slit":
+            i2 = random_two_slit_intrinsics(rng)
+        else:
+            # The entry K2[0, 0] of Proposition 2 and the principal point of one draw, the
+            # sensor angle of another.
+            drawn = random_pushbroom_intrinsics(rng)
+            i2 = pushbroom_at_sensor_angle(4.0 / image_size, drawn.f / np.cos(drawn.yaw),
+                                           drawn.u, np.radians(rng.uniform(60, 120)))
         cam1 = compose_camera(i1, np.zeros(3), np.zeros(3))
         rvec = rng.normal(scale=0.1, size=3)
         tvec = np.array([-baseline, 0.0, 0.0]) + rng.normal(scale=0.1 * baseline, size=3)
@@ -573,30 +590,37 @@ def _backprojection(intr, pixels):
 
     The ray of pixel ``(u, v)`` is ``X(z) = P0 + z P1`` (z: the camera's third coordinate).
     Two-slit: ``x = (u - u0) z / fu``, ``x2 = (v - v0)(z + d) / K2[0,0]`` with
-    ``x2 = cos(theta) x + sin(theta) y``; pushbroom: ``x = u v`` and ``x2 = (v - u_p) z / f``.
+    ``x2 = cos(theta) x + sin(theta) y``; pushbroom: ``x = u v`` and
+    ``y - a x = (v - u_p)(z - b x) / f`` (:class:`PushbroomIntrinsics`).
 
     Returns
     -------
     P0, P1 : (N, 3) ndarray
     """
     u, v = pixels[:, 0], pixels[:, 1]
-    c, s = np.cos(intr.theta), np.sin(intr.theta)
     zero = np.zeros_like(u)
     if isinstance(intr, PushbroomIntrinsics):
-        x0, x1 = u / intr.K1[0, 0], zero
-        a0, a1 = zero, (v - intr.K2[0, 1]) / intr.K2[0, 0]
-    else:
-        x0, x1 = zero, (u - intr.K1[0, 1]) / intr.K1[0, 0]
-        k = (v - intr.K2[0, 1]) / intr.K2[0, 0]
-        a0, a1 = k * intr.d, k
+        # Imaged at line u, when the camera has moved by u * velocity: on the ray
+        # (y - a x) = k (z - b x) with x = u v.
+        a, b = intr.velocity[1:] / intr.v
+        x = u * intr.v
+        k = (v - intr.u) / intr.f
+        P0 = np.stack([x, (a - k * b) * x, zero], axis=1)
+        P1 = np.stack([zero, k, np.ones_like(u)], axis=1)
+        return P0, P1
+    c, s = np.cos(intr.theta), np.sin(intr.theta)
+    x0, x1 = zero, (u - intr.K1[0, 1]) / intr.K1[0, 0]
+    k = (v - intr.K2[0, 1]) / intr.K2[0, 0]
+    a0, a1 = k * intr.d, k
     P0 = np.stack([x0, (a0 - c * x0) / s, zero], axis=1)
     P1 = np.stack([x1, (a1 - c * x1) / s, np.ones_like(u)], axis=1)
     return P0, P1
 
 
 def _flight_direction(intr) -> np.ndarray:
-    """Direction of a pushbroom camera's finite slit in its own frame (the flight line)."""
-    return np.array([-np.sin(intr.theta), np.cos(intr.theta), 0.0])
+    """Unit direction of a pushbroom camera's finite slit (the flight line) in its own frame,
+    pointing against the motion."""
+    return -np.sign(intr.v) * intr.velocity / np.linalg.norm(intr.velocity)
 
 
 def _make_intrinsics(p, k, model, W, H, depth, speed=1.0):
@@ -604,11 +628,17 @@ def _make_intrinsics(p, k, model, W, H, depth, speed=1.0):
     u0 = pp[0] if pp is not None else p[f"principal_u{k}"] * W
     v0 = pp[1] if pp is not None else p[f"principal_v{k}"] * H
     if model == "pushbroom":
-        return PushbroomIntrinsics.from_parameters(
-            speed, p[f"focal_v{k}"], v0, np.radians(p[f"pushbroom_angle{k}_deg"]))
+        return pushbroom_at_sensor_angle(speed, p[f"focal_v{k}"], v0,
+                                         np.radians(p[f"pushbroom_angle{k}_deg"]))
     d = p[f"slit_sign{k}"] * p[f"slit_ratio{k}"] * depth
     return TwoSlitIntrinsics.from_parameters(p[f"focal_u{k}"], p[f"focal_v{k}"] / 2.0, u0, v0,
                                              np.radians(p[f"slit_angle{k}_deg"]), d)
+
+
+def _sweep_focal(intr) -> float:
+    """The magnification the sweep draws for a pushbroom camera: the entry ``K2[0, 0]`` of
+    Proposition 2 (see :func:`pushbroom_at_sensor_angle`; the sweep's views are not tilted)."""
+    return intr.f / np.cos(intr.yaw)
 
 
 def _principal_offset(intr, W, H) -> float:
@@ -739,8 +769,9 @@ class _Attempt:
             span = np.maximum(2.0 * (q[1] - q[0]), 1e-9)
             scale = fill * np.array([self.W - 1, self.H - 1]) / span
             if isinstance(intr2, PushbroomIntrinsics):
-                intr2 = PushbroomIntrinsics.from_parameters(
-                    intr2.v, np.clip(intr2.f * scale[1], lo, hi), intr2.u, intr2.theta)
+                intr2 = pushbroom_at_sensor_angle(
+                    intr2.v, np.clip(_sweep_focal(intr2) * scale[1], lo, hi), intr2.u,
+                    intr2.yaw + np.pi / 2)
             else:
                 intr2 = TwoSlitIntrinsics.from_parameters(
                     np.clip(intr2.fu * scale[0], lo, hi),
@@ -770,10 +801,10 @@ class _Attempt:
             self.cam2 = compose_camera(self.intr2, rvec_from_matrix(self.R), self.t)
             return True
         intr2 = self.intr2
-        c, s = np.cos(intr2.theta), np.sin(intr2.theta)
+        a, b = intr2.velocity[1:] / intr2.v
         Xc = pilot @ self.R.T + self.t
         with np.errstate(divide="ignore", invalid="ignore"):
-            v = intr2.K2[0, 0] * (c * Xc[:, 0] + s * Xc[:, 1]) / Xc[:, 2] + intr2.K2[0, 1]
+            v = intr2.f * (Xc[:, 1] - a * Xc[:, 0]) / (Xc[:, 2] - b * Xc[:, 0]) + intr2.u
         seen = (Xc[:, 2] > 0) & (v >= 0) & (v <= self.H - 1)
         if seen.sum() < 10:
             return False
@@ -783,8 +814,9 @@ class _Attempt:
             return False
         speed = extent / ((self.W - 1) * self.p["fill2"])
         delta = (self.W - 1) / 2 * speed - (along.max() + along.min()) / 2
-        self.t = self.t + delta * np.array([1.0, -c / s, 0.0])
-        self.intr2 = PushbroomIntrinsics.from_parameters(speed, intr2.f, intr2.u, intr2.theta)
+        self.t = self.t + delta * np.array([1.0, a, b])
+        self.intr2 = PushbroomIntrinsics.from_parameters(speed, intr2.f, intr2.u, intr2.yaw,
+                                                         intr2.tilt)
         self.cam2 = compose_camera(self.intr2, rvec_from_matrix(self.R), self.t)
         return True
 
@@ -963,7 +995,7 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
     if shared:
         finite = any(i == 1 and j == 1 for i, j in shared)
         degenerate = DEGENERATE_SAME_FLIGHT_LINE if finite else "shared slit at infinity"
-    focals = [v for i in intrs for v in ((i.f,) if isinstance(i, PushbroomIntrinsics)
+    focals = [v for i in intrs for v in ((_sweep_focal(i),) if isinstance(i, PushbroomIntrinsics)
                                          else (i.fu, 2 * i.fv))]
     C2 = -att.R.T @ att.t
     base1, base2 = np.zeros(3), C2
@@ -998,7 +1030,7 @@ def random_sweep_scene(rng=None, *, max_n: int | None = None, **overrides) -> Sw
     for k, intr in ((1, att.intr1), (2, att.intr2)):  # magnifications as realised
         pushbroom = isinstance(intr, PushbroomIntrinsics)
         out[f"focal_u{k}"] = float("nan") if pushbroom else intr.fu
-        out[f"focal_v{k}"] = intr.f if pushbroom else 2 * intr.fv
+        out[f"focal_v{k}"] = _sweep_focal(intr) if pushbroom else 2 * intr.fv
     return SweepScene(cam1, cam2, att.intr1, att.intr2, att.R.copy(), att.t.copy(), F, X, q1,
                       q2, inliers, float(sigma), (att.W, att.H), out, seed)
 
