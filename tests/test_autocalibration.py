@@ -1,4 +1,4 @@
-"""Self-calibration of parallel finite two-slit cameras (section 4, "Self-calibration", eq. (7);
+"""Self-calibration of parallel finite two-slit cameras (section 4, paragraph "Self-calibration";
 supplementary appendix "Self-calibration")."""
 
 import logging

@@ -30,9 +30,10 @@ _KNOWN_FLAGS = SELFCALIB_ZERO_PRINCIPAL_POINT | SELFCALIB_FIX_THETA | SELFCALIB_
 def selfCalibrateTwoSlit(cameras, points=None, flags=SELFCALIB_ZERO_PRINCIPAL_POINT,
                          theta=None):
     r"""Similarity upgrade of a projective reconstruction of parallel finite two-slit cameras
-    (section 4, "Self-calibration", eq. (7); supplementary appendix "Self-calibration").
+    (section 4 "Two-slit cameras: algorithms", paragraph "Self-calibration"; supplementary
+    appendix "Self-calibration").
 
-    Solves the linear equations of eq. (7) for the dual absolute quadric
+    Solves the linear self-calibration equations of section 4 for the dual absolute quadric
     :math:`\Omega = Q\,\mathrm{diag}(1, 1, 1, 0)\,Q^T` with zero principal points, projects it
     on rank 3 and refines the upgrade (:func:`xslit.sfm.autocalibration.self_calibrate_two_slit`,
     which also reports the reason of a failure and the residual figures).

@@ -4,7 +4,8 @@ supplementary appendix "Self-calibration").
 A projective reconstruction :math:`(A_1^i, A_2^i)`, :math:`i = 1..n`, is the Euclidean one
 seen through an unknown :math:`4 \times 4` matrix :math:`Q`: :math:`A^i Q = K^i [R^i \mid t^i]`
 (Proposition 1). With :math:`\Omega = Q \,\mathrm{diag}(1, 1, 1, 0)\, Q^T`, the dual absolute
-quadric in the projective frame, eq. (7) of the paper (eq. autocalibration) reads
+quadric in the projective frame, the equation of section 4's paragraph "Self-calibration"
+reads
 
 .. math::
 
@@ -145,7 +146,7 @@ def _omega_from_vector(w):
 
 
 def dual_quadric_equations(cameras, *, right_angle=None) -> np.ndarray:
-    r"""The linear equations of eq. (7) with zero principal points, one row per equation.
+    r"""The linear self-calibration equations with zero principal points, one row per equation.
 
     .. math:: a^T \Omega\, b = 0 \quad\text{for}\quad (a, b) \in
               \{(p_1, p_2), (q_1, q_2), (p_1, q_2), (p_2, q_1)\}
@@ -395,7 +396,7 @@ def _refine(A, Q0, cos_theta, iterations):
 def self_calibrate_two_slit(cameras, points=None, *, theta=None, refine: bool = True,
                             max_iterations: int = 50) -> SelfCalibration:
     r"""Similarity upgrade of a projective reconstruction of parallel finite two-slit cameras
-    with zero principal points (section 4, "Self-calibration", eq. (7); appendix
+    with zero principal points (section 4, paragraph "Self-calibration"; appendix
     "Self-calibration").
 
     1. Condition: rows of unit norm in a whitened projective frame.
