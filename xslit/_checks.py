@@ -216,3 +216,41 @@ def check_camera_stack(name: str, value, *, min_count: int = 0) -> np.ndarray:
     if a.shape[0] < min_count:
         raise ValueError(f"{name} must hold at least {min_count} cameras, got {a.shape[0]}")
     return check_finite(name, a)
+
+
+def check_correspondences_2d3d(object_name: str, object_points, image_name: str,
+                               image_points, *, min_count: int):
+    """Validate 2D-3D correspondences: ``(N, 3)`` object points (``(N, 1, 3)`` accepted) and
+    ``(N, 2)`` pixels (``(N, 1, 2)`` accepted), real (not boolean), finite, the same ``N``,
+    at least ``min_count``.
+
+    Returns
+    -------
+    X : (N, 3) float64 ndarray
+    pixels : (N, 2) float64 ndarray
+
+    Examples
+    --------
+    >>> X, px = check_correspondences_2d3d("objectPoints", np.zeros((7, 3)), "imagePoints",
+    ...                                    np.zeros((7, 1, 2)), min_count=7)
+    >>> X.shape, px.shape
+    ((7, 3), (7, 2))
+    >>> check_correspondences_2d3d("objectPoints", np.zeros((7, 3)), "imagePoints",
+    ...                            np.zeros((6, 2)), min_count=6)
+    Traceback (most recent call last):
+    ...
+    ValueError: objectPoints and imagePoints must have the same number of points, got 7 and 6
+    """
+    for name, value in ((object_name, object_points), (image_name, image_points)):
+        try:
+            is_bool = np.asarray(value).dtype == bool
+        except ValueError:  # ragged input: check_array below says so
+            is_bool = False
+        if is_bool:
+            raise ValueError(f"{name} must be a real numeric array, got an array of booleans")
+    X = _check_points(object_name, object_points, (3,), min_count, "points")
+    px = _check_points(image_name, image_points, (2,), min_count, "points")
+    if len(X) != len(px):
+        raise ValueError(f"{object_name} and {image_name} must have the same number of points, "
+                         f"got {len(X)} and {len(px)}")
+    return X, px

@@ -1652,3 +1652,120 @@ def random_projective_two_slit_cameras(n: int, rng=None, *, noise: float = 0.0,
     Xp = np.hstack([X, np.ones((n_points, 1))]) @ Q.T
     return ProjectiveTwoSlitCameras(E, intrinsics, np.asarray(rvecs), np.asarray(tvecs), Q, A, X,
                                     Xp)
+
+
+def random_resection_scene(rng=None, n: int = 100, *, model: str = "two_slit",
+                           parallel: bool = True, planar: bool = False, sigma: float = 0.0,
+                           outlier_ratio: float = 0.0, image_size: int = 1000) -> dict:
+    """A camera with known pose and ``n`` 2D-3D correspondences filling its image.
+
+    Drawn from a wide family: two-slit magnifications ``fu`` and ``2 fv`` log-uniform in
+    200-3000 px, principal points uniform in ``[-0.5, 1.5] * image_size`` (inside the image
+    or not), slit angles 20-160 degrees, slit distance over scene depth log-uniform in
+    0.005-1 (either sign); pushbroom magnification 200-3000 px, principal point as above, a
+    speed that spreads the scene over the image's lines. The rotation is uniform (angles up
+    to 180 degrees), the world origin anywhere near the scene. Pixels are drawn uniformly in
+    the image and their rays cut at depths 0.7-1.3 from the nearer slit plane, or by a plane
+    tilted up to 60 degrees from the image plane (``planar``).
+
+    Parameters
+    ----------
+    rng : None, int or numpy.random.Generator
+    n : int
+    model : {"two_slit", "pushbroom"}
+    parallel : bool
+        Two-slit only: False draws general finite two-slit intrinsics (non-zero lower-left
+        entries of ``K1``, ``K2``, uniform in +-0.3).
+    planar : bool
+        All points on one plane (a calibration board).
+    sigma : float
+        Gaussian noise of the inliers' pixels (per coordinate).
+    outlier_ratio : float in [0, 1]
+        Fraction of the correspondences whose pixel is replaced by a uniform pixel of the
+        image.
+    image_size : int
+
+    Returns
+    -------
+    dict
+        ``intrinsics``, ``rvec``, ``tvec`` (``X_c = R X + t``), ``camera``, ``X`` (n, 3),
+        ``pixels`` (n, 2) observed, ``pixels_true`` (n, 2), ``inliers`` (n,) bool, and the
+        drawn ``slit_ratio`` (signed slit distance over depth; 0 for pushbroom).
+
+    Examples
+    --------
+    >>> s = random_resection_scene(0, 30)
+    >>> bool(np.allclose(s["camera"].project(s["X"]), s["pixels"]))
+    True
+    """
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    W = float(check_positive_int("image_size", image_size))
+    if model not in ("two_slit", "pushbroom"):
+        raise ValueError(f"model must be 'two_slit' or 'pushbroom', got {model!r}")
+    if not 0.0 <= outlier_ratio <= 1.0:
+        raise ValueError(f"outlier_ratio must be in [0, 1], got {outlier_ratio!r}")
+    if not (np.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
+
+    def log_uniform(lo, hi):
+        return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+
+    u0, v0 = rng.uniform(-0.5 * W, 1.5 * W, size=2)
+    if model == "two_slit":
+        ratio = log_uniform(0.005, 1.0) * rng.choice([-1.0, 1.0])
+        intr = TwoSlitIntrinsics.from_parameters(
+            log_uniform(200, 3000), log_uniform(200, 3000) / 2.0, u0, v0,
+            np.radians(rng.uniform(20, 160)), ratio)
+        if not parallel:
+            K1, K2 = intr.K1.copy(), intr.K2.copy()
+            K1[1, 0], K2[1, 0] = rng.uniform(-0.3, 0.3, size=2)
+            intr = TwoSlitIntrinsics(K1, K2, intr.theta, intr.d)
+        near = max(0.0, -ratio)  # depth of the nearer slit plane in front of the first slit
+    else:
+        ratio, near = 0.0, 0.0
+        intr = PushbroomIntrinsics.from_parameters(rng.uniform(0.5, 2.0) / W,
+                                                   log_uniform(200, 3000), u0)
+    cam0 = compose_camera(intr, np.zeros(3), np.zeros(3))
+    o_c, d_c = np.split(cam0.rays([[W / 2, W / 2]])[0], 2)
+    out = np.empty((0, 3))
+    for _ in range(20):  # a plane that the image's rays do not meet in front is drawn again
+        if planar:  # through the central pixel's ray, tilted up to 60 degrees from facing it
+            anchor = o_c + (near + 1.0) * d_c
+            phi = rng.uniform(0, 2 * np.pi)
+            axis = np.cross(d_c, [np.cos(phi), np.sin(phi), 0.0])
+            normal = _axis_rotation(axis / np.linalg.norm(axis),
+                                    np.radians(rng.uniform(0, 60))) @ d_c
+        out = np.empty((0, 3))
+        for _ in range(20):
+            px = rng.uniform(0, W, size=(4 * n, 2))
+            o, d = np.split(cam0.rays(px), 2, axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if planar:
+                    lam = ((anchor - o) @ normal) / (d @ normal)
+                else:
+                    lam = (near + rng.uniform(0.7, 1.3, 4 * n) - o[:, 2]) / d[:, 2]
+            Xc = o + lam[:, None] * d
+            ok = (np.isfinite(Xc).all(axis=1) & (lam > 0) & cam0.in_front(np.nan_to_num(Xc))
+                  & (np.abs(Xc) < 100.0).all(axis=1))
+            out = np.vstack([out, Xc[ok]])
+            if len(out) >= n:
+                break
+        if len(out) >= n:
+            break
+    if len(out) < n:
+        raise ValueError("could not draw points in front of the camera inside the image")
+    Xc = out[:n]
+    R = random_rotation(rng)
+    t = rng.normal(size=3)
+    X = (Xc - t) @ R  # R^T (X_c - t), row by row
+    rvec = rvec_from_matrix(R)
+    camera = compose_camera(intr, rvec, t)
+    true = camera.project(X)
+    pixels = true + rng.normal(scale=sigma, size=(n, 2)) if sigma > 0 else true.copy()
+    inliers = np.ones(n, bool)
+    bad = rng.choice(n, round(outlier_ratio * n), replace=False)
+    inliers[bad] = False
+    pixels[bad] = rng.uniform(0, W, size=(len(bad), 2))
+    return {"intrinsics": intr, "rvec": rvec, "tvec": t, "camera": camera, "X": X,
+            "pixels": pixels, "pixels_true": true, "inliers": inliers, "slit_ratio": ratio}
