@@ -92,6 +92,16 @@ from .api.pose import recoverTwoSlitPose, triangulateTwoSlitPoints  # noqa: E402
 
 __all__ += ["recoverTwoSlitPose", "triangulateTwoSlitPoints"]
 
+from .api.autocalibration import (  # noqa: E402
+    SELFCALIB_FIX_THETA,
+    SELFCALIB_USE_LINEAR,
+    SELFCALIB_ZERO_PRINCIPAL_POINT,
+    selfCalibrateTwoSlit,
+)
+
+__all__ += ["SELFCALIB_FIX_THETA", "SELFCALIB_USE_LINEAR", "SELFCALIB_ZERO_PRINCIPAL_POINT",
+            "selfCalibrateTwoSlit"]
+
 # Open3D-backed names load on first use, so that `import xslit` stays light.
 _LAZY = {
     "renderImage": ("xslit.render", "renderImage"),
