@@ -28,11 +28,14 @@ that sees the points in front).
 The minimal solver of the robust loop is this linear 6-point (5-point planar) solver, batched
 as stacked SVDs. PoseLib's robust generalized absolute pose samples 3 points and solves gP3P
 (up to 8 solutions each, then a truncated-loss refinement); here the linear solver is used
-because at the outlier ratios of calibration data it is the cheaper loop: measured on
-``tools/bench_resection.py``'s scenes with 30% outliers, the adaptive loop stops after about
-64 samples (one batch), i.e. one stacked SVD of 64 12x12 matrices (about 0.1 ms), and each
-sample gives one candidate to score instead of up to eight. gP3P would pay off above about
-60% outliers, where 6-point samples need thousands of draws.
+because at the outlier ratios of calibration data its loop is short: measured on
+``random_resection_scene`` scenes with 100 points, 30% outliers and 0.5 px of noise, the
+adaptive loop stopped after its first batch of 64 samples in 20 of 20 scenes; fitting the
+batch (stacked SVDs, then 5 Levenberg-Marquardt steps on each sample's own points, see
+:attr:`PoseProblem.polish_iterations`) took 4.6 ms, and each sample gives one candidate to
+score instead of gP3P's up to eight. gP3P would pay off at high outlier ratios, where 6-point
+samples need thousands of draws (at 60% outliers about 1,100 for 0.99 confidence, against
+about 70 triples).
 
 **Projective camera** (intrinsics unknown). A two-slit camera :math:`(A_1, A_2)` has
 :math:`u = A_1[0] X / A_1[1] X`, so each correspondence gives one equation linear in the 8
@@ -327,8 +330,8 @@ def projection_jacobian(X, rvec, tvec, intrinsics, *, intrinsic: bool = False) -
     >>> X = np.array([[0.1, -0.2, 4.0]])
     >>> J = projection_jacobian(X, np.zeros(3), np.zeros(3), intr)
     >>> h = 1e-6
-    >>> fd = (project_points_with_pose(X, np.zeros(3), [0, 0, h], intr)
-    ...       - project_points_with_pose(X, np.zeros(3), [0, 0, -h], intr)) / (2 * h)
+    >>> fd = (project_points_with_pose(X, np.zeros(3), np.array([0, 0, h]), intr)
+    ...       - project_points_with_pose(X, np.zeros(3), np.array([0, 0, -h]), intr)) / (2 * h)
     >>> bool(np.allclose(J[:, :, 5], fd, rtol=1e-6))
     True
     """
@@ -477,6 +480,13 @@ def refine_pose(X, pixels, intrinsics, rvec, tvec, *, max_iterations: int = 50,
 
 
 # -- linear pose ------------------------------------------------------------------------------
+def _right_singular(D):
+    """Singular values and all right singular vectors ``(..., m, m)`` of ``(..., k, m)``
+    matrices, without the left ones when ``k >= m`` (a tall design's full U costs k^2)."""
+    _, s, Vt = np.linalg.svd(D, full_matrices=D.shape[-2] < D.shape[-1])
+    return s, Vt
+
+
 def _null_vectors_without(D, w, dim=1):
     """Null vectors of ``D x + sigma w = 0`` with ``sigma`` eliminated, batched: the ``dim``
     least right singular vectors ``(B, dim, m)`` of ``(I - w w^T / |w|^2) D``, and the
@@ -485,7 +495,7 @@ def _null_vectors_without(D, w, dim=1):
     big = ww > 1e-30 * np.einsum("bij,bij->b", D, D)
     coef = np.where(big, 1.0 / np.where(big, ww, 1.0), 0.0)
     PD = D - w[:, :, None] * (coef[:, None] * np.einsum("bi,bij->bj", w, D))[:, None, :]
-    _, s, Vt = np.linalg.svd(PD)
+    s, Vt = _right_singular(PD)
     m = D.shape[2]
     cond = s[:, m - dim - 1] / np.maximum(s[:, 0], 1e-300)
     return Vt[:, m - dim:][:, ::-1], cond
@@ -512,11 +522,11 @@ def _decoupled_candidates(planes, Yd, scale):
     ab = np.linalg.solve(np.einsum("bni,bnj->bij", L, L) + 1e-300 * np.eye(c + 1),
                          np.einsum("bni,bn->bi", L, -w1)[..., None])[..., 0]
     a = ab[:, :c] / scale  # M^T n_1 of the unscaled points: unit norm rows of a rotation
-    Bs = np.linalg.svd(planes[..., 1, :3])[2][:, :2]  # (B, 2, 3)
+    Bs = _right_singular(planes[..., 1, :3])[1][:, :2]  # (B, 2, 3)
     cc = np.einsum("bki,bni->bnk", Bs, planes[..., 1, :3])
     D = np.concatenate([np.einsum("bnk,bnj->bnkj", cc, Yd).reshape(Bn, n, 2 * c), cc],
                        axis=-1)
-    _, sv, Vt = np.linalg.svd(D)
+    sv, Vt = _right_singular(D)
     m = D.shape[-1]
     cond = sv[:, m - 2] / np.maximum(sv[:, 0], 1e-300)
     P = Vt[:, -1, :2 * c].reshape(Bn, 2, c)
@@ -667,7 +677,7 @@ def linear_projective_resection(Xh, u, v, *, pushbroom: bool = False):
     A = np.empty((B, 4, 4))
     ok = np.ones(B, bool)
     if pushbroom:
-        _, s, _ = np.linalg.svd(Xh)
+        s = np.linalg.svd(Xh, compute_uv=False)
         ok &= s[:, 3] > SAMPLE_CONDITION_TOL * s[:, 0]
         G = np.einsum("bni,bnj->bij", Xh, Xh) + 1e-300 * np.eye(4)
         A[:, 0] = np.linalg.solve(G, np.einsum("bni,bn->bi", Xh, u)[..., None])[..., 0]
@@ -677,7 +687,7 @@ def linear_projective_resection(Xh, u, v, *, pushbroom: bool = False):
         targets = [(0, u), (2, v)]
     for row, c in targets:
         D = np.concatenate([Xh, -c[..., None] * Xh], axis=-1)
-        _, s, Vt = np.linalg.svd(D)
+        s, Vt = _right_singular(D)
         ok &= s[:, 6] > SAMPLE_CONDITION_TOL * s[:, 0]
         A[:, row:row + 2] = Vt[:, -1].reshape(B, 2, 4)
     return _orient(A, Xh), ok
