@@ -154,3 +154,13 @@ RESECTION_EXACT_PX = 1e-7
 RESECTION_YARDSTICK_FACTOR = 1.5
 RESECTION_YARDSTICK_MIN_SEEDS = 99
 RESECTION_THRESHOLD_PX = 2.0
+#: calibrateTwoSlit on noise-free views: intrinsics to this relative error.
+CALIB_EXACT_RTOL = 1e-7
+#: On noisy views (sigma = 0.5 px): each intrinsic within this relative error of the truth,
+#: or within CALIB_STD_FACTOR of its reported standard deviation.
+CALIB_PARAM_RTOL = 0.005
+CALIB_STD_FACTOR = 4.0
+#: Fraction of the errors within 2 reported standard deviations (0.95 for a Gaussian).
+CALIB_STD_INSIDE = 0.9
+#: The RMS reprojection distance within this fraction of sigma sqrt(2 (1 - P / M)).
+CALIB_NOISE_RMS_RTOL = 0.1

@@ -102,6 +102,31 @@ from .api.autocalibration import (  # noqa: E402
 __all__ += ["SELFCALIB_FIX_THETA", "SELFCALIB_USE_LINEAR", "SELFCALIB_ZERO_PRINCIPAL_POINT",
             "selfCalibrateTwoSlit"]
 
+from .api.resection import (  # noqa: E402
+    SOLVEPNP_ITERATIVE,
+    SOLVEPNP_LINEAR,
+    solveTwoSlitPnP,
+    solveTwoSlitPnPRansac,
+)
+
+__all__ += ["SOLVEPNP_ITERATIVE", "SOLVEPNP_LINEAR", "solveTwoSlitPnP", "solveTwoSlitPnPRansac"]
+
+from .api.calibration import (  # noqa: E402
+    CALIB_FIX_D,
+    CALIB_FIX_FOCAL_LENGTH,
+    CALIB_FIX_PRINCIPAL_POINT,
+    CALIB_FIX_THETA,
+    CALIB_PARALLEL,
+    CALIB_PUSHBROOM,
+    CALIB_USE_INTRINSIC_GUESS,
+    calibrateTwoSlit,
+    calibrateTwoSlitExtended,
+)
+
+__all__ += ["CALIB_FIX_D", "CALIB_FIX_FOCAL_LENGTH", "CALIB_FIX_PRINCIPAL_POINT",
+            "CALIB_FIX_THETA", "CALIB_PARALLEL", "CALIB_PUSHBROOM", "CALIB_USE_INTRINSIC_GUESS",
+            "calibrateTwoSlit", "calibrateTwoSlitExtended"]
+
 # Open3D-backed names load on first use, so that `import xslit` stays light.
 _LAZY = {
     "renderImage": ("xslit.render", "renderImage"),

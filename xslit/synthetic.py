@@ -52,14 +52,18 @@ __all__ = [
     "MLYardstick",
     "NoiseCeiling",
     "SweepScene",
+    "calibration_target_points",
     "ml_from_truth",
     "noise_ceiling",
     "pushbroom_at_sensor_angle",
+    "random_calibration_views",
     "random_pinhole_camera",
     "random_points_in_front",
     "random_projective_transform",
+    "random_projective_two_slit_cameras",
     "random_pushbroom_camera",
     "random_pushbroom_intrinsics",
+    "random_resection_scene",
     "random_rig_correspondences",
     "random_rotation",
     "random_sweep_scene",
@@ -1769,3 +1773,99 @@ def random_resection_scene(rng=None, n: int = 100, *, model: str = "two_slit",
     pixels[bad] = rng.uniform(0, W, size=(len(bad), 2))
     return {"intrinsics": intr, "rvec": rvec, "tvec": t, "camera": camera, "X": X,
             "pixels": pixels, "pixels_true": true, "inliers": inliers, "slit_ratio": ratio}
+
+
+def calibration_target_points(planes: int = 3, squares=(8, 8), square_size: float = 0.1):
+    """Inner corners of the target of :func:`xslit.render.make_calibration_target`.
+
+    Boards on the planes ``z = 0``, ``x = 0`` and ``y = 0`` (the first ``planes``), each with
+    ``(rows - 1) * (cols - 1)`` corners, row by row as ``cv2.findChessboardCorners`` orders
+    them on the board's texture.
+
+    Returns
+    -------
+    (planes * (rows - 1) * (cols - 1), 3) ndarray
+    """
+    rows, cols = squares
+    e = np.eye(3)
+    jj, ii = np.meshgrid(np.arange(1, cols), np.arange(1, rows))
+    axes = [(e[0], e[1]), (e[1], e[2]), (e[0], e[2])][:planes]
+    return np.vstack([jj.reshape(-1, 1) * square_size * eu
+                      + (rows - ii.reshape(-1, 1)) * square_size * ev for eu, ev in axes])
+
+
+def random_calibration_views(intrinsics, n_views: int, rng=None, *, sigma: float = 0.0,
+                             object_points=None, image_size=(640, 480),
+                             distance=None, max_tries: int = 200) -> dict:
+    """Views of a calibration target by one camera: random viewpoints that see every point.
+
+    Each viewpoint sees the target's centre (give or take 3% of its size) at the image
+    centre, from a random direction in the octant that faces all three boards of
+    :func:`calibration_target_points`, from ``distance`` (world units) along the centre's
+    ray, with a random roll; a viewpoint is kept when all points are in front of the camera
+    and inside the image.
+
+    Parameters
+    ----------
+    intrinsics : TwoSlitIntrinsics or PushbroomIntrinsics
+    n_views : int
+    rng : None, int or numpy.random.Generator
+    sigma : float
+        Gaussian pixel noise.
+    object_points : (N, 3) array_like, optional
+        Default: :func:`calibration_target_points`.
+    image_size : (width, height)
+    distance : (float, float), optional
+        Range of the viewpoint's distance to the target's centre. Default: where the target
+        would span 40-60% of the image at the largest magnification (moved back when it
+        does not fit).
+    max_tries : int
+
+    Returns
+    -------
+    dict
+        ``object_points``, ``image_points`` (noisy), ``image_points_true``: lists of one
+        array per view; ``rvecs``, ``tvecs`` (V, 3); ``intrinsics``.
+    """
+    rng = check_rng(rng)
+    n_views = check_positive_int("n_views", n_views)
+    X = calibration_target_points() if object_points is None else check_array(
+        "object_points", object_points)
+    centre = X.mean(axis=0)
+    size = float(np.ptp(X, axis=0).max())
+    W, H = image_size
+    if distance is None:
+        f = float(max(intrinsics.K1[0, 0] if isinstance(intrinsics, TwoSlitIntrinsics) else 0,
+                      intrinsics.K2[0, 0]))
+        distance = f * size / min(W, H) * np.array([1 / 0.6, 1 / 0.4])
+    # The ray of the image centre in the camera's own frame: the target's centre is put on it.
+    o, dc = np.split(compose_camera(intrinsics, np.zeros(3), np.zeros(3)).rays(
+        [[(W - 1) / 2, (H - 1) / 2]])[0], 2)
+    rvecs, tvecs, true = [], [], []
+    grow = 1.0  # moved back by 3% after each viewpoint that does not fit the image
+    for _ in range(max_tries):
+        if len(rvecs) == n_views:
+            break
+        d = np.abs(rng.normal(size=3)) + 0.3
+        w = -d / np.linalg.norm(d)  # viewing direction, from the viewpoint to the target
+        axis, angle = _align(w, dc)
+        R = _axis_rotation(dc, rng.uniform(-np.pi, np.pi)) @ _axis_rotation(axis, angle)
+        rvec = rvec_from_matrix(R)
+        tvec = o + grow * rng.uniform(*distance) * dc - R @ (centre + rng.normal(scale=0.03 * size,
+                                                                         size=3))
+        cam = compose_camera(intrinsics, rvec, tvec)
+        px = cam.project(X)
+        if (cam.in_front(X).all() and np.isfinite(px).all() and (px >= 0).all()
+                and (px[:, 0] <= W - 1).all() and (px[:, 1] <= H - 1).all()):
+            rvecs.append(rvec)
+            tvecs.append(tvec)
+            true.append(px)
+        else:
+            grow *= 1.03
+    if len(rvecs) < n_views:
+        raise ValueError(f"found {len(rvecs)} of n_views = {n_views} viewpoints that see the "
+                         f"target inside a {W}x{H} image: widen distance or the image")
+    noisy = [p + rng.normal(scale=sigma, size=p.shape) if sigma > 0 else p.copy() for p in true]
+    return {"object_points": [X.copy() for _ in true], "image_points": noisy,
+            "image_points_true": true, "rvecs": np.array(rvecs), "tvecs": np.array(tvecs),
+            "intrinsics": intrinsics}

@@ -13,6 +13,7 @@ from .intrinsics import (
     decompose_pushbroom,
     decompose_two_slit,
     project_points_with_pose,
+    project_points_with_poses,
 )
 from .pinhole import PinholeCamera
 from .pushbroom import PushbroomCamera
@@ -41,5 +42,6 @@ __all__ = [
     "decompose_two_slit",
     "plane_projection_matrix",
     "project_points_with_pose",
+    "project_points_with_poses",
     "retinal_plane_homography",
 ]

@@ -52,6 +52,7 @@ __all__ = [
     "decompose_pushbroom",
     "decompose_two_slit",
     "project_points_with_pose",
+    "project_points_with_poses",
 ]
 
 _PARALLEL_TOL = 1e-9
@@ -516,29 +517,35 @@ def project_points_with_pose(X, rvec, tvec, intrinsics) -> np.ndarray:
     :class:`PushbroomIntrinsics` (or, for differentiation, the tuple that
     :func:`intrinsics_from_parameters` returns).
     """
+    return project_points_with_poses(X[None], rvec[None], tvec[None], intrinsics)[0]
+
+
+def project_points_with_poses(X, rvecs, tvecs, intrinsics) -> np.ndarray:
+    """:func:`project_points_with_pose` for ``V`` views at once: points ``(V, N, 3)``, poses
+    ``(V, 3)``, one set of intrinsics; returns ``(V, N, 2)``. Complex-step safe."""
     kind, p = _unpack(intrinsics)
     # Rodrigues' formula on the unit axis, not matrix_from_rvec's (1 - cos t) / t^2 form:
     # that quotient cancels for small angles, which costs digits in complex-step derivatives
     # (about 1e-8 at t = 3e-8), while the unit-axis form differentiates accurately.
-    th2 = rvec @ rvec
-    if th2.real < 1e-16:
-        R = np.eye(3) + skew(rvec)
-    else:
-        th = np.sqrt(th2)
-        Kx = skew(rvec / th)
-        R = np.eye(3) + np.sin(th) * Kx + (1 - np.cos(th)) * (Kx @ Kx)
-    Xc = X @ R.T + tvec
-    x, y, z = Xc[:, 0], Xc[:, 1], Xc[:, 2]
+    th2 = np.einsum("vi,vi->v", rvecs, rvecs)
+    small = th2.real < 1e-16
+    th = np.sqrt(np.where(small, 1.0, th2))
+    Kx = skew(rvecs / th[:, None])
+    sin = np.where(small, 0.0, np.sin(th))[:, None, None]
+    cos1 = np.where(small, 0.0, 1 - np.cos(th))[:, None, None]
+    R = np.eye(3) + sin * Kx + cos1 * (Kx @ Kx) + np.where(small[:, None, None], skew(rvecs), 0)
+    Xc = np.einsum("vij,vnj->vni", R, X) + tvecs[:, None, :]
+    x, y, z = Xc[..., 0], Xc[..., 1], Xc[..., 2]
     if kind == "pushbroom":
         inv_v, f, u0, a, b = p
-        return np.stack([inv_v * x, f * (y - a * x) / (z - b * x) + u0], axis=1)
+        return np.stack([inv_v * x, f * (y - a * x) / (z - b * x) + u0], axis=-1)
     k1, k2, theta, d = p[:4], p[4:8], p[8], p[9]
     c, s = np.cos(theta), np.sin(theta)
     x2 = c * x + s * y
     zd = z + d
     u = (k1[0] * x + k1[1] * z) / (k1[2] * x + k1[3] * z)
     v = (k2[0] * x2 + k2[1] * zd) / (k2[2] * x2 + k2[3] * zd)
-    return np.stack([u, v], axis=1)
+    return np.stack([u, v], axis=-1)
 
 
 def _unpack(intr):
