@@ -534,7 +534,7 @@ def project_points_with_poses(X, rvecs, tvecs, intrinsics) -> np.ndarray:
     sin = np.where(small, 0.0, np.sin(th))[:, None, None]
     cos1 = np.where(small, 0.0, 1 - np.cos(th))[:, None, None]
     R = np.eye(3) + sin * Kx + cos1 * (Kx @ Kx) + np.where(small[:, None, None], skew(rvecs), 0)
-    Xc = np.einsum("vij,vnj->vni", R, X) + tvecs[:, None, :]
+    Xc = X @ np.swapaxes(R, 1, 2) + tvecs[:, None, :]
     x, y, z = Xc[..., 0], Xc[..., 1], Xc[..., 2]
     if kind == "pushbroom":
         inv_v, f, u0, a, b = p

@@ -176,13 +176,17 @@ def _fail(reason, free, V=0) -> CalibrationResult:
 
 
 def _initial_intrinsics(views, model, image_size, free, guess):
-    """Start intrinsics: the guess, or the median of the views' decomposed resections."""
+    """Start intrinsics and the views' poses: the guess (no poses), or the median of the
+    views' decomposed resections and the decompositions' poses (None for a view that gave
+    none)."""
+    poses = [None] * len(views)
     if guess is not None:
-        return intrinsic_parameters(guess)[1], ""
+        return intrinsic_parameters(guess)[1], poses, ""
     pushbroom = model == "pushbroom"
     params, reasons = [], []
     for i, (X, px) in enumerate(views):
-        res = resect_projective(X, px, pushbroom=pushbroom)
+        # Linear only: the joint refinement is the maximum likelihood of every view.
+        res = resect_projective(X, px, pushbroom=pushbroom, refine=False)
         if not res.success:
             reasons.append(f"view {i}: {res.reason}")
             continue
@@ -193,8 +197,9 @@ def _initial_intrinsics(views, model, image_size, free, guess):
             reasons.append(f"view {i}: {exc}")
             continue
         params.append(intrinsic_parameters(dec.intrinsics)[1])
+        poses[i] = np.concatenate([dec.rvec, dec.tvec])
     if not params:
-        return None, ("no view determines the intrinsics without a guess (the projective "
+        return None, poses, ("no view determines the intrinsics without a guess (the projective "
                       "resection needs 7 points not on one plane per view): "
                       + "; ".join(reasons))
     p = np.median(np.array(params), axis=0)
@@ -205,7 +210,7 @@ def _initial_intrinsics(views, model, image_size, free, guess):
         p[pp] = centre
     if model == "two_slit" and not free[2]:  # the parallel model
         p[[2, 5]] = 0.0
-    return p, ""
+    return p, poses, ""
 
 
 def calibrate(object_points, image_points, image_size, *, model: str = "two_slit",
@@ -250,7 +255,7 @@ def calibrate(object_points, image_points, image_size, *, model: str = "two_slit
     free = calibration_parameters(model, fixed)
     V = len(object_points)
     views = list(zip(object_points, image_points, strict=True))
-    p0, reason = _initial_intrinsics(views, model, image_size, free, intrinsics_guess)
+    p0, starts, reason = _initial_intrinsics(views, model, image_size, free, intrinsics_guess)
     if p0 is None:
         return _fail(reason, free, V)
     try:
@@ -259,6 +264,9 @@ def calibrate(object_points, image_points, image_size, *, model: str = "two_slit
         return _fail(f"the views' intrinsics do not form a camera: {exc}", free, V)
     poses = np.empty((V, 6))
     for i, (X, px) in enumerate(views):
+        if starts[i] is not None:  # the decomposition's pose (for the view's own intrinsics)
+            poses[i] = starts[i]
+            continue
         res = resect_pose(X, px, intr0)
         if not res.success:
             return _fail(f"view {i}: no pose for the start intrinsics: {res.reason}", free, V)

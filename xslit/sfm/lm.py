@@ -105,12 +105,15 @@ def reduced_normal_equations(Jg, Jp, r=None, lam: float = 0.0):
 
 def _normal_blocks(Jg, Jp, r=None):
     """``U (G, G)``, ``V (N, b, b)``, ``W (N, G, b)`` and the gradients ``eg``, ``ep``."""
-    U = np.einsum("nmi,nmj->ij", Jg, Jg)
-    V = np.einsum("nmi,nmj->nij", Jp, Jp)
-    W = np.einsum("nmi,nmj->nij", Jg, Jp)
+    # Products as (batched) matrix products: BLAS, several times faster than einsum here.
+    JgT, JpT = np.swapaxes(Jg, 1, 2), np.swapaxes(Jp, 1, 2)
+    Jg2 = Jg.reshape(-1, Jg.shape[-1])
+    U = Jg2.T @ Jg2
+    V = JpT @ Jp
+    W = JgT @ Jp
     if r is None:
         return U, V, W, None, None
-    return U, V, W, np.einsum("nmi,nm->i", Jg, r), np.einsum("nmi,nm->ni", Jp, r)
+    return U, V, W, Jg2.T @ r.reshape(-1), (JpT @ r[..., None])[..., 0]
 
 
 def _schur(U, V, W, eg, ep, lam):
