@@ -569,3 +569,17 @@ def test_log_binomial_table():
     n = np.arange(15, 100001, dtype=float)
     expected = gammaln(n + 1) - gammaln(n - 14) - gammaln(16.0)
     np.testing.assert_allclose(log_binom_table(100000, 15), expected, rtol=1e-11, atol=1e-11)
+
+
+def test_flags_keep_cv2_values_and_refuse_cv2_objects():
+    # Code written for cv2 keeps its meaning: the linear solver is cv2.FM_8POINT's value, the
+    # minimal solver cv2.FM_7POINT's; a cv2.UsacParams is refused with a pointer to xslit's.
+    cv2 = pytest.importorskip("cv2")
+    assert xslit.FM_LINEAR == cv2.FM_8POINT and xslit.FM_13POINT == cv2.FM_7POINT
+    assert (xslit.FM_RANSAC, xslit.FM_LMEDS) == (cv2.FM_RANSAC, cv2.FM_LMEDS)
+    assert (xslit.USAC_DEFAULT, xslit.USAC_ACCURATE) == (cv2.USAC_DEFAULT, cv2.USAC_ACCURATE)
+    p = np.random.default_rng(0).uniform(0, 100, (30, 2))
+    with pytest.raises(ValueError, match=r"^method must be .* xslit.UsacParams"):
+        xslit.findEpipolarTensor(p, p, cv2.UsacParams())
+    with pytest.raises(ValueError, match=r"^method must be an xslit flag"):
+        xslit.findEpipolarTensor(p, p, True)

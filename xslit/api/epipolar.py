@@ -38,11 +38,13 @@ __all__ = [
 
 log = logging.getLogger("xslit")
 
-#: Linear estimate from all points (>= 15), pixels normalised per axis. Like cv2.FM_8POINT.
-FM_LINEAR = 1
+#: Linear estimate from all points (>= 15), pixels normalised per axis. cv2.FM_8POINT's value,
+#: so that code written for cv2 asks for the linear solver.
+FM_LINEAR = 2
 #: The minimal solver: exactly 13 correspondences, every real tensor through them stacked as
-#: ``(K, 2, 2, 2, 2)``, like cv2.FM_7POINT (:func:`xslit.epipolar.minimal.solve_minimal`).
-FM_13POINT = 2
+#: ``(K, 2, 2, 2, 2)``, like cv2.FM_7POINT and with its value
+#: (:func:`xslit.epipolar.minimal.solve_minimal`).
+FM_13POINT = 1
 #: Plain RANSAC (inlier count), then a refit on the inliers. Like cv2.FM_RANSAC.
 FM_RANSAC = 8
 #: Least median of squares (no threshold needed). Like cv2.FM_LMEDS.
@@ -204,6 +206,12 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
     mask : (N, 1) uint8 ndarray
         1 for the inliers of the returned tensor (all ones for ``FM_LINEAR``).
     """
+    if type(method).__module__.split(".")[0] == "cv2":
+        raise ValueError(f"method must be an xslit flag or xslit.UsacParams, got "
+                         f"{type(method).__module__}.{type(method).__name__}: build "
+                         "xslit.UsacParams with the same fields instead")
+    if isinstance(method, bool):
+        raise ValueError(f"method must be an xslit flag (an int), got {method!r}")
     p1 = check_image_points("points1", points1)
     p2 = check_image_points("points2", points2)
     if len(p1) != len(p2):
