@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 from xslit import PinholeCamera, PushbroomCamera, TwoSlitCamera
+from xslit.cli import main as xslit_main
 from xslit.geometry.projective import matrix_from_rvec
 from xslit.mosaic import (
+    MosaicBuilder,
+    count_frames,
+    frame_files,
     frames_from_source,
-    main,
     mosaic_camera,
     mosaic_columns,
     mosaic_from_frames,
@@ -19,6 +22,11 @@ from xslit.mosaic import (
 
 #: Tolerances in one place: pixels for exact geometry.
 TOL_PX = 1e-8
+
+
+def main(argv):
+    """``xslit mosaic ARGV``."""
+    return xslit_main(["mosaic", *argv])
 
 
 def _rig(rng, speed=0.05, skew=0.0):
@@ -200,6 +208,125 @@ def test_cli_errors(tmp_path, capsys):
     (tmp_path / "bad.gif").write_bytes(b"GIF89a not really")
     assert main([str(tmp_path / "bad.gif"), *out]) == 2
     assert "bad.gif: cannot be read" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def _write_mp4(path, n=20, size=(64, 48)):
+    """A synthetic MP4 (mp4v) whose frame k is flat grey 10 k + 20: robust to compression."""
+    import cv2
+
+    w, h = size
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 10, (w, h))
+    assert writer.isOpened()
+    for k in range(n):
+        writer.write(np.full((h, w, 3), 10 * k + 20, np.uint8))
+    writer.release()
+    return path
+
+
+def test_mp4_video_read_with_opencv(tmp_path, tol):
+    """MP4 is read by cv2.VideoCapture (no imageio plugin needed), counted from its header."""
+    import imageio.v3 as iio
+
+    video = _write_mp4(tmp_path / "clip.mp4")
+    assert count_frames(video) == 20
+    assert count_frames(video, start=3, stop=15, step=4) == 3
+    got = list(frames_from_source(video, start=3, stop=15, step=4))
+    assert [f.shape for f in got] == [(48, 64, 3)] * 3
+    np.testing.assert_allclose([f.mean() for f in got], [50, 90, 130], atol=tol.MOSAIC_MP4_GREY)
+    assert main([str(video), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    pb = iio.imread(tmp_path / "o" / "pushbroom.png")
+    assert pb.shape == (48, 20, 3)
+    np.testing.assert_allclose(pb.mean(axis=(0, 2)), 10 * np.arange(20) + 20,
+                               atol=tol.MOSAIC_MP4_GREY)
+
+
+def test_video_decoded_once(tmp_path, monkeypatch):
+    """Both mosaics come from one decoding pass over the video."""
+    import xslit.mosaic
+
+    video = _write_mp4(tmp_path / "clip.mp4")
+    real = xslit.mosaic.frames_from_source
+    yielded = []
+
+    def counting(*args, **kwargs):
+        for f in real(*args, **kwargs):
+            yielded.append(1)
+            yield f
+
+    monkeypatch.setattr(xslit.mosaic, "frames_from_source", counting)
+    assert main([str(video), "--out", str(tmp_path / "o"), "--K", "50,50,31.5,23.5",
+                 "--speed", "0.1"]) == 0
+    assert len(yielded) == 20
+    assert {p.name for p in (tmp_path / "o").iterdir()} == {
+        "pushbroom.png", "xslit.png", "pushbroom.json", "xslit.json"}
+
+
+def test_frames_in_natural_order(tmp_path):
+    """Frames 1.png ... 20.png are taken as 1, 2, ..., 20 (not 1, 10, 11, ..., 2, 20, 3)."""
+    import imageio.v3 as iio
+
+    src = tmp_path / "frames"
+    src.mkdir()
+    for k in range(1, 21):
+        iio.imwrite(src / f"{k}.png", np.full((4, 5), k, np.uint8))
+    assert [p.name for p in frame_files(src)][:4] == ["1.png", "2.png", "3.png", "4.png"]
+    assert main([str(src), "--out", str(tmp_path / "o"), "--kind", "pushbroom"]) == 0
+    pb = iio.imread(tmp_path / "o" / "pushbroom.png")
+    np.testing.assert_array_equal(pb[0], np.arange(1, 21))
+
+
+@pytest.mark.parametrize("form", ["separate", "joined"])
+def test_negative_vectors_and_numbers(tmp_path, form):
+    """--tvec -1,0,4.5 (two tokens) and --tvec=-1,0,4.5 are both accepted, as are negative
+    scalars in exponent form."""
+    import imageio.v3 as iio
+
+    src = tmp_path / "frames"
+    src.mkdir()
+    for k in range(6):
+        iio.imwrite(src / f"{k}.png", np.full((4, 9), k, np.uint8))
+    vec = ["--tvec", "-1,0,4.5"] if form == "separate" else ["--tvec=-1,0,4.5"]
+    out = tmp_path / "o"
+    assert main([str(src), "--out", str(out), "--K", "50,50,4,1.5", "--speed", "-1e-1",
+                 "--xslit-start", "8", "--slope", "-1.5", *vec]) == 0
+    ref = mosaic_camera([[50, 0, 4], [0, 50, 1.5], [0, 0, 1]], [0, 0, 0], [-1, 0, 4.5],
+                        [-0.1, 0, 0], 8.0, -1.5)
+    cam = json.loads((out / "xslit.json").read_text())
+    np.testing.assert_allclose(cam["camera"]["A1"], ref.A1)
+    np.testing.assert_allclose(cam["camera"]["A2"], ref.A2)
+    assert cam["meta"]["mosaic"]["slope"] == -1.5
+
+
+def test_builder_feeds_several_mosaics_from_one_pass():
+    frames = np.random.default_rng(3).integers(0, 256, size=(7, 5, 8, 3), dtype=np.uint8)
+    builders = [MosaicBuilder(3.5), MosaicBuilder(0.0, 1.0, strip_width=2)]
+    for f in frames:
+        for b in builders:
+            b.add(f)
+    for b, (a, s, w) in zip(builders, [(3.5, 0.0, 1), (0.0, 1.0, 2)], strict=True):
+        got, valid = b.result()
+        want, want_valid = mosaic_from_frames(frames, a, s, strip_width=w)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(valid, want_valid)
+
+
+def test_cli_usage_errors_name_the_flag(tmp_path, capsys):
+    import imageio.v3 as iio
+
+    src = tmp_path / "frames"
+    src.mkdir()
+    iio.imwrite(src / "1.png", np.zeros((4, 5), np.uint8))
+    out = ["--out", str(tmp_path / "o")]
+    cases = [(["--tvec", "1,2"], "--tvec"), (["--strip-width", "0"], "--strip-width"),
+             (["--step", "x"], "--step"), (["--start", "3", "--stop", "2"], "--stop"),
+             (["--speed", "1", "--velocity", "1,0,0"], "--speed or --velocity")]
+    for extra, flag in cases:
+        assert main([str(src), *out, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and flag in err and "Traceback" not in err, err
+    assert main([str(src), *out, "--start", "5"]) == 2
+    assert "no frames in the selected range" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 

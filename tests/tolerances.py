@@ -167,3 +167,7 @@ CALIB_NOISE_RMS_RTOL = 0.1
 #: RMS reprojection distance of a calibration on OpenCV's corners in rendered images
 #: (measured 0.073 px with cornerSubPix).
 CALIB_RENDERED_RMS = 0.2
+#: Flat grey frames through an MP4 (mp4v) encoder and cv2.VideoCapture: grey levels kept to
+#: this many units (measured: within 3.7, the codec's limited-range YUV), under half the step
+#: of 10 between frames, so that every frame is still identified.
+MOSAIC_MP4_GREY = 4.5

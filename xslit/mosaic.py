@@ -45,9 +45,8 @@ elsewhere only at the depth where the image moves ``w - b`` pixels per frame.
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -58,14 +57,17 @@ from .geometry.projective import matrix_from_rvec
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "MosaicBuilder",
+    "count_frames",
+    "frame_files",
     "frames_from_source",
-    "main",
     "mosaic_camera",
     "mosaic_columns",
     "mosaic_from_frames",
+    "natural_sort_key",
 ]
 
-#: File extensions read as frames from a folder (sorted by name).
+#: File extensions read as frames from a folder (in natural order of their names).
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 
 #: Relative size of the components of the motion off the camera's x axis that are accepted.
@@ -138,7 +140,7 @@ def mosaic_from_frames(frames: Iterable, column, slope=0.0, *, strip_width: int 
     Parameters
     ----------
     frames : (T, H, W) or (T, H, W, C) array_like, or an iterable of (H, W[, C]) frames
-        Read one at a time, so a video can be streamed (e.g. ``imageio.v3.imiter``).
+        Read one at a time, so a video can be streamed (e.g. :func:`frames_from_source`).
     column, slope : float
         Frame column ``column + slope * t`` is taken from frame ``t``.
     strip_width : int
@@ -163,38 +165,83 @@ def mosaic_from_frames(frames: Iterable, column, slope=0.0, *, strip_width: int 
     >>> mosaic[0, :, 0], valid
     (array([0.5, 1.5, 2.5, 3.5]), array([ True,  True,  True,  True]))
     """
-    w = check_positive_int("strip_width", strip_width)
-    a = _check_scalar("column", column)
-    b = _check_scalar("slope", slope)
     if max_frames is not None:
         max_frames = check_positive_int("max_frames", max_frames)
-    strips, valids = [], []
-    shape = dtype = None
+    builder = MosaicBuilder(column, slope, strip_width=strip_width, descending=descending)
     for t, frame in enumerate(frames):
         if max_frames is not None and t >= max_frames:
             break
+        builder.add(frame)
+    return builder.result()
+
+
+class MosaicBuilder:
+    """Build one mosaic frame by frame, so that one pass over a video feeds several mosaics.
+
+    :func:`mosaic_from_frames` is ``add`` on every frame, then ``result``.
+
+    Parameters
+    ----------
+    column, slope : float
+        Frame column ``column + slope * t`` is taken from frame ``t``.
+    strip_width : int
+    descending : bool
+        See :func:`mosaic_columns`.
+
+    Examples
+    --------
+    >>> pushbroom, xslit = MosaicBuilder(2.0), MosaicBuilder(0.0, 1.0)
+    >>> for t in range(3):
+    ...     frame = np.tile(np.arange(5.0) + 10 * t, (2, 1))  # value = column + 10 t
+    ...     pushbroom.add(frame)
+    ...     xslit.add(frame)
+    >>> pushbroom.result()[0][0, :, 0], xslit.result()[0][0, :, 0]
+    (array([ 2., 12., 22.]), array([ 0., 11., 22.]))
+    """
+
+    def __init__(self, column, slope=0.0, *, strip_width: int = 1, descending: bool = False):
+        self.strip_width = check_positive_int("strip_width", strip_width)
+        self.column = _check_scalar("column", column)
+        self.slope = _check_scalar("slope", slope)
+        self.descending = bool(descending)
+        self._strips: list[np.ndarray] = []
+        self._valid: list[np.ndarray] = []
+        self._shape = self._dtype = None
+
+    @property
+    def n_frames(self) -> int:
+        """Frames added so far."""
+        return len(self._strips)
+
+    def add(self, frame) -> None:
+        """Take the column (or strip) of the next frame, an (H, W) or (H, W, C) image."""
+        t = len(self._strips)
         f = np.asarray(frame)
         if f.ndim == 2:
             f = f[:, :, None]
         if f.ndim != 3 or f.dtype.kind not in "uif":
             raise ValueError(f"frames must be numeric (H, W) or (H, W, C) images, frame {t} is "
                              f"{f.dtype} {f.shape}")
-        if shape is None:
-            shape, dtype = f.shape, f.dtype
-        elif f.shape != shape:
-            raise ValueError(f"frames must all have the same shape, frame 0 is {shape} and "
-                             f"frame {t} is {f.shape}")
-        _, x = mosaic_columns(1, a + b * t, 0.0, strip_width=w, descending=descending)
+        if self._shape is None:
+            self._shape, self._dtype = f.shape, f.dtype
+        elif f.shape != self._shape:
+            raise ValueError(f"frames must all have the same shape, frame 0 is {self._shape} "
+                             f"and frame {t} is {f.shape}")
+        _, x = mosaic_columns(1, self.column + self.slope * t, 0.0,
+                              strip_width=self.strip_width, descending=self.descending)
         strip, ok = _sample_columns(f, x)
-        strips.append(strip)
-        valids.append(ok)
-    if shape is None:
-        raise ValueError("frames must hold at least one frame, got none")
-    mosaic = np.concatenate(strips, axis=1)
-    if dtype.kind in "ui":
-        info = np.iinfo(dtype)
-        mosaic = np.clip(np.rint(mosaic), info.min, info.max)
-    return mosaic.astype(dtype), np.concatenate(valids)
+        self._strips.append(strip)
+        self._valid.append(ok)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(mosaic, valid)`` as :func:`mosaic_from_frames` returns them."""
+        if self._shape is None:
+            raise ValueError("frames must hold at least one frame, got none")
+        mosaic = np.concatenate(self._strips, axis=1)
+        if self._dtype.kind in "ui":
+            info = np.iinfo(self._dtype)
+            mosaic = np.clip(np.rint(mosaic), info.min, info.max)
+        return mosaic.astype(self._dtype), np.concatenate(self._valid)
 
 
 def _sample_columns(frame: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -291,173 +338,142 @@ def mosaic_camera(K, rvec, tvec, velocity, column, slope=0.0, *, strip_width: in
 
 
 # -- reading frames -------------------------------------------------------------------------
-def frames_from_source(source, *, start: int = 0, stop: int | None = None, step: int = 1):
-    """Iterate over the frames of a video file or a folder of images (sorted by file name).
+def natural_sort_key(name: str) -> tuple:
+    """Sort key that orders the digit runs of a name by value: ``2.png`` before ``10.png``.
+
+    Examples
+    --------
+    >>> sorted(["10.png", "2.png", "1.png", "frame_9.png", "frame_10.png"], key=natural_sort_key)
+    ['1.png', '2.png', '10.png', 'frame_9.png', 'frame_10.png']
+    """
+    parts = re.split(r"(\d+)", name.lower())
+    # Odd positions hold the digit runs; ties between "01" and "1" fall back to the text.
+    return (tuple((0, int(p)) if k % 2 else (1, p) for k, p in enumerate(parts)), name)
+
+
+def frame_files(folder) -> list[Path]:
+    """The images of a folder (extensions :data:`IMAGE_EXTENSIONS`) in natural order.
+
+    Raises
+    ------
+    ValueError
+        When the folder holds no image.
+    """
+    src = Path(folder)
+    files = sorted((p for p in src.iterdir() if p.is_file()
+                    and p.suffix.lower() in IMAGE_EXTENSIONS),
+                   key=lambda p: natural_sort_key(p.name))
+    if not files:
+        raise ValueError(f"source folder {src} holds no images ({', '.join(IMAGE_EXTENSIONS)})")
+    return files
+
+
+def _check_range(start, stop, step) -> None:
+    if start < 0 or step < 1 or (stop is not None and stop < start):
+        raise ValueError(f"start, stop, step must satisfy 0 <= start <= stop and step >= 1, got "
+                         f"{start}, {stop}, {step}")
+
+
+def _open_video(src: Path):
+    """An opened ``cv2.VideoCapture`` of a file, or ValueError."""
+    import cv2
+
+    if not src.is_file():
+        raise ValueError(f"source {src} is neither a video file nor a folder of frames")
+    cap = cv2.VideoCapture(str(src))
+    if not cap.isOpened():
+        raise ValueError(f"{src}: cannot be read as a video by OpenCV; pass a folder of frames "
+                         "instead")
+    return cap
+
+
+def count_frames(source, *, start: int = 0, stop: int | None = None, step: int = 1
+                 ) -> int | None:
+    """Number of frames :func:`frames_from_source` yields, without decoding them.
+
+    A folder is counted exactly; a video by the frame count in its header, which most
+    containers (MP4, AVI, GIF) record: None when it does not.
+
+    Examples
+    --------
+    >>> import tempfile, imageio.v3 as iio
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for k in range(1, 8):
+    ...         iio.imwrite(f"{d}/{k}.png", np.zeros((2, 3), np.uint8))
+    ...     count_frames(d, start=1, step=2)
+    3
+    """
+    _check_range(start, stop, step)
+    src = Path(source)
+    if src.is_dir():
+        return len(frame_files(src)[start:stop:step])
+    import cv2
+
+    cap = _open_video(src)
+    try:
+        total = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+    finally:
+        cap.release()
+    if total <= 0:
+        return None
+    return len(range(total)[start:stop:step])
+
+
+def frames_from_source(source, *, start: int = 0, stop: int | None = None, step: int = 1
+                       ) -> Iterator[np.ndarray]:
+    """Iterate over the frames of a video file or a folder of images, decoding each once.
 
     Parameters
     ----------
     source : str or Path
-        A video or animated image imageio can read (its available plugins decide which
-        formats: GIF, multi-page TIFF, and MP4/AVI with imageio-ffmpeg or PyAV), or a folder
-        of images with extensions :data:`IMAGE_EXTENSIONS`.
+        A video OpenCV reads (``cv2.VideoCapture``: MP4, AVI, MOV, animated GIF, ...), or a
+        folder of images with extensions :data:`IMAGE_EXTENSIONS`, taken in the natural
+        order of their names (``2.png`` before ``10.png``, see :func:`natural_sort_key`).
     start, stop, step : int
         Which frames to use, as in ``range(start, stop, step)``.
 
     Yields
     ------
     frame : (H, W) or (H, W, C) ndarray
-    """
-    import imageio.v3 as iio
+        RGB(A) for colour (a video's BGR frames are converted).
 
+    Raises
+    ------
+    ValueError
+        When the source does not exist, holds no images, or cannot be decoded (raised when
+        the first frame is requested, or at the first frame that fails).
+    """
+    _check_range(start, stop, step)
     src = Path(source)
-    if start < 0 or step < 1 or (stop is not None and stop < start):
-        raise ValueError(f"start, stop, step must satisfy 0 <= start <= stop and step >= 1, got "
-                         f"{start}, {stop}, {step}")
     if src.is_dir():
-        files = sorted(p for p in src.iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS)
-        if not files:
-            raise ValueError(f"source folder {src} holds no images ({', '.join(IMAGE_EXTENSIONS)})")
-        for p in files[start:stop:step]:
+        import imageio.v3 as iio
+
+        for p in frame_files(src)[start:stop:step]:
             try:
                 yield iio.imread(p)
             except Exception as exc:  # decoder errors come in many types
                 raise ValueError(f"{p}: cannot be read as an image ({exc})") from None
         return
-    if not src.is_file():
-        raise ValueError(f"source {src} is neither a video file nor a folder of frames")
+    import cv2
+
+    cap = _open_video(src)
     try:
-        frames = iio.imiter(src)
-        for k, frame in enumerate(frames):
-            if stop is not None and k >= stop:
-                break
+        k = 0
+        while stop is None or k < stop:
             if k >= start and (k - start) % step == 0:
+                ok, frame = cap.read()
+                if not ok:
+                    break
+                if frame.ndim == 3 and frame.shape[2] == 3:
+                    frame = cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+                elif frame.ndim == 3 and frame.shape[2] == 4:
+                    frame = cv2.cvtColor(frame, cv2.COLOR_BGRA2RGBA)
                 yield frame
-    except ValueError:
-        raise
-    except Exception as exc:  # missing plugin, unknown format, corrupt file
-        raise ValueError(f"{src}: cannot be read as a video by imageio ({exc}); install "
-                         "imageio-ffmpeg or av for MP4/AVI, or pass a folder of frames") from None
-
-
-# -- command line -------------------------------------------------------------------------
-def _floats(text: str, n: int, name: str) -> np.ndarray:
-    try:
-        vals = np.array([float(x) for x in text.split(",")])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{name} must be {n} comma-separated numbers") from None
-    if len(vals) != n:
-        raise argparse.ArgumentTypeError(f"{name} must be {n} comma-separated numbers, got "
-                                         f"{len(vals)}")
-    return vals
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="make_mosaic",
-        description="Pushbroom and crossed-slit mosaics from the video of a sideways-moving "
-                    "camera (Zomet et al., PAMI 2003). Writes pushbroom.png and xslit.png; with "
-                    "--K and --speed (or --velocity) also the exact camera of each mosaic as "
-                    "JSON (the dataset camera-file format).")
-    p.add_argument("source", help="video file (any format imageio reads) or folder of frames")
-    p.add_argument("--out-dir", required=True, type=Path, help="output folder")
-    p.add_argument("--kind", choices=("both", "pushbroom", "xslit"), default="both")
-    p.add_argument("--column", type=float, default=None,
-                   help="pushbroom column (default: the image centre (W-1)/2)")
-    p.add_argument("--xslit-start", type=float, default=None,
-                   help="crossed-slit column in the first frame (default 0)")
-    p.add_argument("--xslit-end", type=float, default=None,
-                   help="crossed-slit column in the last frame (default W-1)")
-    p.add_argument("--slope", type=float, default=None,
-                   help="crossed-slit columns per frame (overrides --xslit-end)")
-    p.add_argument("--strip-width", type=int, default=1)
-    p.add_argument("--descending", action="store_true",
-                   help="reverse columns inside strips (camera moving towards its -x)")
-    p.add_argument("--start", type=int, default=0)
-    p.add_argument("--stop", type=int, default=None)
-    p.add_argument("--step", type=int, default=1)
-    p.add_argument("--K", type=lambda s: _floats(s, 4, "--K"), default=None,
-                   metavar="FX,FY,CX,CY", help="pinhole intrinsics of the frames")
-    p.add_argument("--speed", type=float, default=None,
-                   help="camera displacement per frame along its own +x axis")
-    p.add_argument("--velocity", type=lambda s: _floats(s, 3, "--velocity"), default=None,
-                   metavar="VX,VY,VZ", help="world displacement per frame (instead of --speed)")
-    p.add_argument("--rvec", type=lambda s: _floats(s, 3, "--rvec"), default=np.zeros(3),
-                   metavar="RX,RY,RZ", help="cv2 pose of frame 0 (default identity)")
-    p.add_argument("--tvec", type=lambda s: _floats(s, 3, "--tvec"), default=np.zeros(3),
-                   metavar="TX,TY,TZ")
-    return p
-
-
-def main(argv=None) -> int:
-    """``python -m xslit.mosaic`` / ``tools/make_mosaic.py``; returns the exit status."""
-    import imageio.v3 as iio
-
-    from .io.jsonio import write_json
-
-    args = _parser().parse_args(argv)
-
-    motion = None
-    if args.K is not None and (args.speed is not None or args.velocity is not None):
-        fx, fy, cx, cy = args.K
-        K = np.array([[fx, 0, cx], [0, fy, cy], [0, 0, 1.0]])
-        R = matrix_from_rvec(args.rvec)
-        vel = args.velocity if args.velocity is not None else args.speed * R[0]
-        # Frame k of the selection is frame start + k * step of the source.
-        tvec0 = args.tvec - args.start * (R @ vel)
-        motion = (K, args.rvec, tvec0, vel * args.step)
-        try:
-            mosaic_camera(*motion, 0.0, 0.0)  # checks K and the direction of motion
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    elif args.K is not None or args.speed is not None or args.velocity is not None:
-        print("error: the mosaic camera needs both --K and --speed (or --velocity)",
-              file=sys.stderr)
-        return 2
-
-    def frames():  # streamed again for each mosaic: a long video never sits in memory
-        return frames_from_source(args.source, start=args.start, stop=args.stop,
-                                  step=args.step)
-
-    try:
-        n, W = 0, None
-        for f in frames():
-            n, W = n + 1, np.asarray(f).shape[1]
-        if n == 0:
-            raise ValueError(f"source {args.source} gives no frames in the selected range")
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    jobs = []
-    if args.kind in ("both", "pushbroom"):
-        jobs.append(("pushbroom", (W - 1) / 2 if args.column is None else args.column, 0.0))
-    if args.kind in ("both", "xslit"):
-        a = 0.0 if args.xslit_start is None else args.xslit_start
-        end = W - 1.0 if args.xslit_end is None else args.xslit_end
-        b = args.slope if args.slope is not None else (end - a) / max(n - 1, 1)
-        jobs.append(("xslit", a, b))
-    for name, a, b in jobs:
-        try:
-            mosaic, valid = mosaic_from_frames(frames(), a, b, strip_width=args.strip_width,
-                                               descending=args.descending)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        img = mosaic[:, :, 0] if mosaic.shape[2] == 1 else mosaic
-        iio.imwrite(args.out_dir / f"{name}.png", img)
-        msg = (f"{name}: {img.shape[1]}x{img.shape[0]} from {n} frames, column {a:g} + "
-               f"{b:g} t, {int(valid.sum())}/{len(valid)} valid columns")
-        if motion is not None:
-            cam = mosaic_camera(*motion, a, b, strip_width=args.strip_width)
-            write_json(args.out_dir / f"{name}.json", {
-                "camera": cam.to_dict(), "image_size": [int(img.shape[1]), int(img.shape[0])],
-                "meta": {"mosaic": {"column": a, "slope": b, "strip_width": args.strip_width,
-                                    "frames": int(n), "source": str(args.source)}}})
-            msg += f"; camera in {name}.json ({cam.model})"
-        print(msg)
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+            elif not cap.grab():  # skipped frames are not converted
+                break
+            k += 1
+        if k == 0 and stop != 0:
+            raise ValueError(f"{src}: cannot be read as a video (no frame decodes); pass a "
+                             "folder of frames instead")
+    finally:
+        cap.release()

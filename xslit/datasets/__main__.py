@@ -1,7 +1,9 @@
-"""``python -m xslit.datasets``."""
+"""``python -m xslit.datasets``: ``xslit render``, ``info`` and ``verify`` under their old
+names (:mod:`xslit.datasets.cli`)."""
 
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+"""``python -m xslit``: the ``xslit`` command (:func:`xslit.cli.main`)."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
