@@ -573,6 +573,104 @@ def _run_mosaic(args) -> int:
     return EXIT_OK
 
 
+# -- match ---------------------------------------------------------------------------------
+def _add_feature_flags(p) -> None:
+    from .features.matching import DEFAULT_RATIO, DETECTORS, MATCHERS
+
+    g = p.add_argument_group("feature matching")
+    g.add_argument("--detector", type=str.upper, choices=DETECTORS, default="SIFT",
+                   help="keypoints and descriptors (default SIFT)")
+    g.add_argument("--matcher", type=str.upper, choices=MATCHERS, default="FLANN",
+                   help="nearest neighbours (default FLANN)")
+    g.add_argument("--ratio", type=_real(positive=True), default=DEFAULT_RATIO,
+                   help=f"Lowe's ratio test, in (0, 1] (default {DEFAULT_RATIO})")
+    g.add_argument("--no-cross-check", dest="cross_check", action="store_false",
+                   help="keep matches that are not mutual nearest neighbours")
+    g.add_argument("--max-features", type=_int_at_least(1), default=None, metavar="N",
+                   help="keypoints per image, best first (default: SIFT all, ORB 500)")
+
+
+def _check_feature_flags(args) -> None:
+    if args.ratio > 1:
+        raise _usage(args, f"--ratio must be in (0, 1], got {args.ratio:g}")
+
+
+def _match_images(args, image1, image2):
+    """(points1, points2) of the feature matches of two images, as ``xslit match`` finds them."""
+    from .features.matching import match_features
+
+    try:
+        m = match_features(image1, image2, detector=args.detector, matcher=args.matcher,
+                           ratio=args.ratio, cross_check=args.cross_check,
+                           nfeatures=args.max_features)
+    except ValueError as exc:
+        raise CommandError(f"feature matching: {exc}") from None
+    return m.points1, m.points2
+
+
+def _add_match(sub) -> None:
+    p = sub.add_parser(
+        "match", help="feature matches between two images -> matches file and picture",
+        description="Match features of two images (SIFT or ORB, Lowe's ratio test, mutual "
+                    "nearest neighbours) and write the correspondences (.npz with points1, "
+                    "points2 (N, 2), or .csv with the header x1,y1,x2,y2), and optionally a "
+                    "picture of the matches. With --filter only the matches that an epipolar "
+                    "tensor explains are kept (findEpipolarTensor); the picture then shows "
+                    "inliers in green and outliers in red.")
+    p.add_argument("image1", type=_existing_file, metavar="IMAGE1")
+    p.add_argument("image2", type=_existing_file, metavar="IMAGE2")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE",
+                   help="matches file, .npz or .csv")
+    p.add_argument("--picture", type=Path, default=None, metavar="PNG",
+                   help="write the picture of the matches here")
+    p.add_argument("--max-drawn", type=_int_at_least(1), default=500, metavar="N",
+                   help="matches drawn in the picture at most (default 500)")
+    p.add_argument("--filter", action="store_true",
+                   help="keep the inliers of an epipolar tensor (two-slit or pushbroom pair)")
+    p.add_argument("--threshold", type=_real(positive=True), default=1.5, metavar="PX",
+                   help="inlier threshold of --filter (default 1.5 pixels)")
+    p.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seeds the robust estimation of --filter and the drawn subset")
+    _add_feature_flags(p)
+    p.set_defaults(run=_run_match)
+
+
+def _run_match(args) -> int:
+    _check_feature_flags(args)
+    _out_file(args, "--out", args.out, (".npz", ".csv"))
+    if args.picture is not None:
+        _out_file(args, "--picture", args.picture, (".png", ".jpg", ".jpeg"))
+    img1 = _read_image(args, "IMAGE1", args.image1)
+    img2 = _read_image(args, "IMAGE2", args.image2)
+    p1, p2 = _match_images(args, img1, img2)
+    mask = None
+    summary = f"{len(p1)} matches ({args.detector}, ratio {args.ratio:g}"
+    summary += ", mutual)" if args.cross_check else ")"
+    if args.filter:
+        from .api.epipolar import USAC_DEFAULT, findEpipolarTensor
+
+        if len(p1) < 15:
+            raise CommandError(f"--filter needs at least 15 matches to fit a tensor, found "
+                               f"{len(p1)}")
+        F, mask = findEpipolarTensor(p1, p2, USAC_DEFAULT, args.threshold, rng=args.seed)
+        if F is None:
+            raise CommandError(f"--filter: no epipolar tensor fits the {len(p1)} matches")
+        summary += f", {int(mask.sum())} tensor inliers within {args.threshold:g} px"
+    keep = slice(None) if mask is None else mask.ravel().astype(bool)
+    write_matches(args.out, p1[keep], p2[keep])
+    print(f"{args.image1}, {args.image2}: {summary} -> {args.out}")
+    if args.picture is not None:
+        import imageio.v3 as iio
+
+        from .features.drawing import draw_matches
+
+        picture = draw_matches(img1, p1, img2, p2, mask, max_matches=args.max_drawn,
+                               rng=args.seed)
+        iio.imwrite(args.picture, picture)
+        print(f"picture of the matches in {args.picture}")
+    return EXIT_OK
+
+
 # -- calibrate -----------------------------------------------------------------------------
 _CALIB_FLAGS = ("USE_INTRINSIC_GUESS", "FIX_PRINCIPAL_POINT", "FIX_FOCAL_LENGTH", "FIX_THETA",
                 "FIX_D", "PARALLEL", "PUSHBROOM")
@@ -695,9 +793,14 @@ def _run_calibrate(args) -> int:
         out = calibrateTwoSlitExtended(obj, img, size, guess, flags, args.max_iterations)
     except ValueError as exc:
         msg = str(exc)
-        # Bad input (named by the library after its argument) is the file's fault.
-        if re.match(r"^(objectPoints|imagePoints|imageSize|intrinsics|flags)", msg):
-            raise _usage(args, f"{args.correspondences}: {msg}") from None
+        # Bad input, named by the library after its argument: say which flag or file.
+        where = {"objectPoints": str(args.correspondences),
+                 "imagePoints": str(args.correspondences),
+                 "imageSize": "--image-size" if args.image_size else str(args.correspondences),
+                 "intrinsics": "--guess", "flags": "--flags"}
+        arg = re.match(r"^(objectPoints|imagePoints|imageSize|intrinsics|flags)\b", msg)
+        if arg:
+            raise _usage(args, f"{where[arg.group(1)]}: {msg.removeprefix(arg.group(1) + ': ')}") from None
         raise CommandError(msg) from None
     rms, intr, rvecs, tvecs, std_i, std_e, per_view = out
     kind, values = intrinsic_parameters(intr)
@@ -728,12 +831,13 @@ def _run_calibrate(args) -> int:
 def _add_reconstruct(sub) -> None:
     p = sub.add_parser(
         "reconstruct", help="two images + cameras or intrinsics -> 3D point cloud",
-        description="Reconstruct a point cloud from two views: correspondences (a --matches "
-                    "file, or the dataset's ground-truth pairs with --matches gt), the epipolar "
+        description="Reconstruct a point cloud from two views: correspondences (feature "
+                    "matches as `xslit match` finds them, a --matches file, or a dataset's "
+                    "ground-truth pairs with --matches gt), the epipolar "
                     "tensor (findEpipolarTensor, which rejects outliers), the cameras (known, "
                     "or the relative pose from the intrinsics by recoverTwoSlitPose), then "
-                    "triangulation (triangulateTwoSlitPoints). Writes points.ply and "
-                    "metrics.json to --out; with ground truth (a dataset) the metrics hold the "
+                    "triangulation (triangulateTwoSlitPoints). Writes points.ply, "
+                    "preview.png (seen from view 1) and metrics.json to --out; with ground truth (a dataset) the metrics hold the "
                     "median 3D error and the Chamfer distance to the true points as fractions "
                     "of the scene's diameter.",
         epilog="Inputs: a dataset folder (as `xslit render` writes it; its cameras, or only "
@@ -763,7 +867,10 @@ def _add_reconstruct(sub) -> None:
                    help="inlier threshold of the tensor and the reprojections (default 1.5)")
     p.add_argument("--seed", type=_int_at_least(0), default=0,
                    help="seeds the robust estimation and the subsets (default 0)")
+    p.add_argument("--no-preview", dest="preview", action="store_false",
+                   help="do not draw preview.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_feature_flags(p)
     p.set_defaults(run=_run_reconstruct)
 
 
@@ -778,6 +885,7 @@ class _Job:
     gt_cloud = None  # (M, 3) true points of the scene, when known
     gt_points1 = None  # (H, W, 3) true point of every pixel of view 1, when known
     pose1 = None  # (R, t) of view 1 when the reconstruction is in its camera frame
+    view_R = None  # rotation of view 1 (world to camera) for the preview, when known
     label = ""
 
 
@@ -839,6 +947,8 @@ def _reconstruct_inputs(args) -> _Job:
                 raise _usage(args, f"--matches gt: {exc}") from None
             job.points1, job.points2, job.gt_X = c.points1, c.points2, c.X
         job.gt_points1 = v1.points
+        if v1.pose is not None:
+            job.view_R = matrix_from_rvec(np.asarray(v1.pose["rvec"], float))
         if ds.point_cloud is not None:
             job.gt_cloud = ds.point_cloud[0]
     elif len(ins) == 2:
@@ -861,6 +971,7 @@ def _reconstruct_inputs(args) -> _Job:
                                    f"{len(args.intrinsics)}")
             job.intrinsics1 = _intrinsics_from_file(args, "--intrinsics", args.intrinsics[0])
             job.intrinsics2 = _intrinsics_from_file(args, "--intrinsics", args.intrinsics[-1])
+            job.view_R = np.eye(3)  # the reconstruction is in camera 1's frame
         if args.matches == "gt":
             raise _usage(args, "--matches gt needs a dataset folder")
     else:
@@ -874,10 +985,7 @@ def _reconstruct_inputs(args) -> _Job:
             job.points1, job.points2 = read_matches(path)
         except ValueError as exc:
             raise _usage(args, f"--matches: {exc}") from None
-    if job.points1 is None:
-        raise _usage(args, "--matches is required (a file from `xslit match`, or gt for a "
-                           "dataset's ground truth)")
-    if len(job.points1) < 15:
+    if job.points1 is not None and len(job.points1) < 15:
         raise _usage(args, f"--matches: at least 15 correspondences are needed, got "
                            f"{len(job.points1)}")
     return job
@@ -954,8 +1062,14 @@ def _run_reconstruct(args) -> int:
     from .io.jsonio import to_jsonable, write_json
     from .io.ply import write_ply
 
+    _check_feature_flags(args)
     job = _reconstruct_inputs(args)
     _out_dir(args, "--out", args.out)
+    if job.points1 is None:
+        job.points1, job.points2 = _match_images(args, job.image1, job.image2)
+        if len(job.points1) < 15:
+            raise CommandError(f"only {len(job.points1)} feature matches; at least 15 are "
+                               "needed (try --ratio 0.9, --detector ORB or larger images)")
     rng = np.random.default_rng(args.seed)
     p1, p2, gt_X = job.points1, job.points2, job.gt_X
     if args.max_matches is not None and len(p1) > args.max_matches:
@@ -1030,27 +1144,90 @@ def _run_reconstruct(args) -> int:
     write_json(args.out / "metrics.json", to_jsonable(metrics))
     print(f"{job.label}: {len(p1)} correspondences, {metrics['tensor_inliers']} tensor inliers, "
           f"{len(X)} points -> {args.out / 'points.ply'}")
+    if args.preview:
+        from .viz import preview_png
+
+        w, h = job.image1.shape[1], job.image1.shape[0]
+        scale = max(1.0, 480 / max(w, h))
+        kw = {}
+        if job.view_R is not None:  # from view 1: towards the camera, image y points down
+            kw = {"front": -job.view_R[2], "up": -job.view_R[1]}
+        preview = preview_png((X, colors), args.out / "preview.png",
+                              (round(w * scale), round(h * scale)), **kw)
+        print(f"preview ({preview.renderer}) in {preview.path}")
     if "median_3d_error" in metrics:
         rel = metrics.get("median_3d_error_rel")
         print(f"median 3D error {metrics['median_3d_error']:.4g}"
-              + ("" if rel is None else f" ({rel:.3%} of the scene diameter)"))
+              + ("" if rel is None else f" ({rel:.3g} of the scene diameter)"))
     if "chamfer" in metrics:
-        print(f"Chamfer distance {metrics['chamfer']:.4g} ({metrics.get('chamfer_rel', 0):.3%} "
+        print(f"Chamfer distance {metrics['chamfer']:.4g} ({metrics.get('chamfer_rel', 0):.3g} "
               f"of the scene diameter {metrics['scene_diameter']:.4g}); accuracy "
               f"{metrics['accuracy']:.4g}, completeness {metrics['completeness']:.4g}")
     print(f"metrics in {args.out / 'metrics.json'}")
     return EXIT_OK
 
 
+# -- view ----------------------------------------------------------------------------------
+def _add_view(sub) -> None:
+    p = sub.add_parser(
+        "view", help="show a point cloud (a window, or a PNG without a display)",
+        description="Show a PLY point cloud in Open3D's window when a display is reachable; "
+                    "otherwise (or with --png) draw it into a PNG without a display (Open3D "
+                    "offscreen, or a numpy renderer when that fails).")
+    p.add_argument("cloud", type=_existing_file, metavar="PLY")
+    p.add_argument("--png", type=Path, default=None, metavar="PNG",
+                   help="write a PNG here instead of opening a window")
+    p.add_argument("--size", type=_size, default=(1024, 768), metavar="WxH",
+                   help="window or picture size (default 1024x768)")
+    p.add_argument("--point-size", type=_real(positive=True), default=2.0, metavar="PX",
+                   help="point size in pixels (default 2)")
+    p.add_argument("--front", type=_numbers(3), default=None, metavar="X,Y,Z",
+                   help="--png: direction from the cloud towards the viewer (default 0,0,1)")
+    p.add_argument("--up", type=_numbers(3), default=None, metavar="X,Y,Z",
+                   help="--png: up direction of the picture (default 0,1,0)")
+    p.set_defaults(run=_run_view)
+
+
+def _run_view(args) -> int:
+    from .io.ply import read_ply
+
+    if args.png is not None:
+        _out_file(args, "--png", args.png, (".png",))
+    for flag, v in (("--front", args.front), ("--up", args.up)):
+        if v is not None and not np.any(v):
+            raise _usage(args, f"{flag} must not be the zero vector")
+    if args.png is None and (args.front is not None or args.up is not None):
+        raise _usage(args, "--front and --up set the view of --png")
+    try:
+        read_ply(args.cloud)
+    except ValueError as exc:
+        raise _usage(args, f"PLY: {exc}") from None
+    from .viz import preview_png, show
+
+    try:
+        if args.png is not None:
+            kw = {k: v for k, v in (("front", args.front), ("up", args.up)) if v is not None}
+            preview = preview_png(args.cloud, args.png, args.size, point_size=args.point_size,
+                                  **kw)
+            print(f"wrote {preview.path} ({preview.renderer})")
+        else:
+            show(args.cloud, title=f"xslit view {args.cloud.name}", size=args.size,
+                 point_size=args.point_size)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    return EXIT_OK
+
+
 # -- the command ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    """The ``xslit`` argument parser (subcommands render, info, verify, mosaic, calibrate,
-    reconstruct)."""
+    """The ``xslit`` argument parser (subcommands render, info, verify, mosaic, match,
+    reconstruct, calibrate, view)."""
     from . import __version__
 
     p = _Parser(prog="xslit", allow_abbrev=False,
                 description="Two-slit (crossed-slit) and pushbroom cameras from the shell: "
-                            "render datasets, make mosaics from video, calibrate, reconstruct.",
+                            "render datasets, make mosaics from video, match features, "
+                            "reconstruct point clouds, calibrate, view clouds.",
                 epilog="Exit status: 0 ok, 1 the work failed, 2 bad usage, 130 interrupted. "
                        "Run `xslit COMMAND --help` for a command's flags.")
     p.add_argument("--version", action="version", version=f"xslit {__version__}")
@@ -1058,8 +1235,10 @@ def build_parser() -> argparse.ArgumentParser:
                            parser_class=_Parser)
     _add_render(sub)
     _add_mosaic(sub)
+    _add_match(sub)
     _add_reconstruct(sub)
     _add_calibrate(sub)
+    _add_view(sub)
     for action in sub.choices.values():
         action.allow_abbrev = False
     return p
