@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
+import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,10 +19,13 @@ from xslit.io import (
     Dataset,
     DatasetWriter,
     ProgressBar,
+    Terminated,
     View,
     load_dataset,
     read_json,
     read_ply,
+    read_ply_cloud,
+    read_ply_elements,
     sha256_of_file,
     verify_dataset,
     write_dataset,
@@ -350,16 +358,289 @@ def test_json_helpers(tmp_path):
     assert not (tmp_path / "c.json").exists()
 
 
-def test_progress_bar():
-    out = io.StringIO()
-    with ProgressBar(4, "work", enabled=True, stream=out) as bar:
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_draws_on_terminals_only(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _Terminal()
+    with ProgressBar(4, "work", stream=out) as bar:
         for _ in range(4):
+            bar.update(note="a long note " * 20)
+    text = out.getvalue()
+    assert "work [" in text and "4/4" in text and text.endswith("\n")
+    # One line redrawn in place, never reaching the 80th column (no wrapping).
+    assert all(len(line) <= 79 for line in text.rstrip("\n").split("\r"))
+    for enabled in (None, True):  # a log file or a pipe never receives a bar
+        log = io.StringIO()
+        with ProgressBar(4, "work", enabled=enabled, stream=log) as bar:
             bar.update()
-    assert "work [" in out.getvalue() and "4/4" in out.getvalue()
-    quiet = io.StringIO()
-    with ProgressBar(4, "work", stream=quiet) as bar:  # not a terminal: silent
+        assert log.getvalue() == ""
+    quiet = _Terminal()
+    with ProgressBar(4, "work", enabled=False, stream=quiet) as bar:
         bar.update()
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("columns", [12, 20, 40, 200])
+def test_progress_bar_fits_any_width(monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = _Terminal()
+    with ProgressBar(1000, "a-rather-long-description", stream=out) as bar:
+        bar.update(500, note="note")
+    lines = out.getvalue().rstrip("\n").split("\r")
+    assert all(len(line) <= columns - 1 for line in lines)
+    assert "500/1000" in out.getvalue() or columns < 20
+
+
+# -- PLY ---------------------------------------------------------------------------------------
+def _ply_header(fmt, elements):
+    lines = ["ply", f"format {fmt} 1.0"]
+    for name, count, props in elements:
+        lines.append(f"element {name} {count}")
+        lines += [f"property {p}" for p in props]
+    return ("\n".join([*lines, "end_header"]) + "\n").encode()
+
+
+_VERTEX_PROPS = ["float x", "float y", "float z", "uchar red", "uchar green", "uchar blue"]
+_FACE_PROPS = ["list uchar int vertex_indices"]
+
+
+def _mesh(rng, n=7, m=4):
+    P = rng.normal(size=(n, 3)).astype(np.float32)
+    C = rng.integers(0, 256, size=(n, 3), dtype=np.uint8)
+    F = rng.integers(0, n, size=(m, 3), dtype=np.int32)
+    return P, C, F
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_ply_binary_face_before_vertex(tmp_path, rng, endian):
+    P, C, F = _mesh(rng)
+    fmt = {"<": "binary_little_endian", ">": "binary_big_endian"}[endian]
+    vdt = np.dtype([("x", endian + "f4"), ("y", endian + "f4"), ("z", endian + "f4"),
+                    ("red", "u1"), ("green", "u1"), ("blue", "u1")])
+    fdt = np.dtype([("n", "u1"), ("idx", endian + "i4", (3,))])
+    v = np.empty(len(P), vdt)
+    v["x"], v["y"], v["z"] = P.T
+    v["red"], v["green"], v["blue"] = C.T
+    f = np.empty(len(F), fdt)
+    f["n"], f["idx"] = 3, F
+    head = _ply_header(fmt, [("face", len(F), _FACE_PROPS), ("vertex", len(P), _VERTEX_PROPS)])
+    (tmp_path / "m.ply").write_bytes(head + f.tobytes() + v.tobytes())
+    P2, C2 = read_ply(tmp_path / "m.ply")
+    np.testing.assert_array_equal(P2, P.astype(np.float64))
+    np.testing.assert_array_equal(C2, C)
+    el = read_ply_elements(tmp_path / "m.ply")
+    assert list(el) == ["face", "vertex"]
+    np.testing.assert_array_equal(el["face"]["vertex_indices"], F)
+
+
+def test_ply_binary_ragged_lists_and_all_types(tmp_path, rng):
+    types = {"char": "i1", "uchar": "u1", "short": "i2", "ushort": "u2", "int": "i4",
+             "uint": "u4", "float": "f4", "double": "f8"}
+    n = 5
+    vdt = np.dtype([("x", "<f8"), ("y", "<f8"), ("z", "<f8")]
+                   + [(f"p_{t}", "<" + c) for t, c in types.items()])
+    v = np.zeros(n, vdt)
+    for k in ("x", "y", "z"):
+        v[k] = rng.normal(size=n)
+    for t, c in types.items():
+        info = np.iinfo(c) if c[0] in "iu" else None
+        v[f"p_{t}"] = info.max if info else 1.5
+    faces = [np.array([0, 1, 2], "<i4"), np.array([0, 1, 2, 3], "<i4"), np.array([], "<i4")]
+    body = b"".join(bytes([len(f)]) + f.tobytes() + np.float32(k).tobytes()
+                    for k, f in enumerate(faces))
+    head = _ply_header("binary_little_endian",
+                       [("vertex", n, ["double x", "double y", "double z"]
+                         + [f"{t} p_{t}" for t in types]),
+                        ("face", len(faces), [*_FACE_PROPS, "float quality"])])
+    (tmp_path / "t.ply").write_bytes(head + v.tobytes() + body)
+    el = read_ply_elements(tmp_path / "t.ply")
+    for t, c in types.items():
+        assert el["vertex"][f"p_{t}"].dtype == np.dtype(c)
+        np.testing.assert_array_equal(el["vertex"][f"p_{t}"], v[f"p_{t}"])
+    got = el["face"]["vertex_indices"]
+    assert [g.tolist() for g in got] == [f.tolist() for f in faces]
+    np.testing.assert_array_equal(el["face"]["quality"], [0, 1, 2])
+    P, C = read_ply(tmp_path / "t.ply")
+    assert C is None and P.shape == (n, 3)
+
+
+def test_ply_ascii_lists_float_colours_and_crlf(tmp_path):
+    text = ("ply\r\nformat ascii 1.0\r\ncomment made by hand\r\nelement face 2\r\n"
+            "property list uchar int vertex_indices\r\nelement vertex 3\r\n"
+            "property float x\r\nproperty float y\r\nproperty float z\r\n"
+            "property float red\r\nproperty float green\r\nproperty float blue\r\n"
+            "end_header\r\n3 0 1 2\r\n4 0 1 2 0\r\n"
+            "0 0 0 1 0.5 0\r\n1 0 0 0.2 0 1\r\n0 1 0 0 0 0.002\r\n")
+    (tmp_path / "a.ply").write_bytes(text.encode())
+    P, C = read_ply(tmp_path / "a.ply")
+    assert P.tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+    # float colours are scaled, not truncated to 0
+    assert C.tolist() == [[255, 128, 0], [51, 0, 255], [0, 0, 1]]
+    faces = read_ply_elements(tmp_path / "a.ply")["face"]["vertex_indices"]
+    assert [f.tolist() for f in faces] == [[0, 1, 2], [0, 1, 2, 0]]
+
+
+def test_ply_write_float_and_uint8_colours(tmp_path, rng, tol):
+    P = rng.normal(size=(40, 3))
+    Cf = rng.uniform(size=(40, 3))
+    N = rng.normal(size=(40, 3))
+    write_ply(tmp_path / "f.ply", P, Cf, N)
+    P2, C2, N2 = read_ply_cloud(tmp_path / "f.ply")
+    np.testing.assert_array_equal(P2, P)
+    np.testing.assert_array_equal(N2, N)
+    np.testing.assert_allclose(C2 / 255.0, Cf, atol=tol.PLY_COLOR_ATOL)
+    C8 = rng.integers(0, 256, size=(40, 3), dtype=np.uint8)
+    write_ply(tmp_path / "u.ply", P, C8)
+    np.testing.assert_array_equal(read_ply(tmp_path / "u.ply")[1], C8)
+    with pytest.raises(ValueError, match=r"float colors must be in \[0, 1\]"):
+        write_ply(tmp_path / "x.ply", P, Cf * 255)
+    with pytest.raises(ValueError, match=r"integer colors must be in \[0, 255\]"):
+        write_ply(tmp_path / "x.ply", P, C8.astype(int) + 256)
+    with pytest.raises(ValueError, match=r"colors must be an \(40, 3\) array"):
+        write_ply(tmp_path / "x.ply", P, C8[:3])
+    with pytest.raises(ValueError, match=r"normals must have shape \(40, 3\)"):
+        write_ply(tmp_path / "x.ply", P, normals=N[:, :2])
+    assert not (tmp_path / "x.ply").exists()
+
+
+@pytest.mark.parametrize("ascii_", [False, True])
+def test_ply_round_trip_with_open3d(tmp_path, rng, tol, ascii_):
+    o3d = pytest.importorskip("open3d")
+    P = rng.normal(size=(60, 3))
+    C = rng.uniform(size=(60, 3))
+    N = rng.normal(size=(60, 3))
+    cloud = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(P))
+    cloud.colors = o3d.utility.Vector3dVector(C)
+    cloud.normals = o3d.utility.Vector3dVector(N)
+    # Open3D writes, xslit reads.
+    assert o3d.io.write_point_cloud(str(tmp_path / "o.ply"), cloud, write_ascii=ascii_)
+    P2, C2, N2 = read_ply_cloud(tmp_path / "o.ply")
+    atol = tol.PLY_OPEN3D_ASCII_ATOL if ascii_ else 0
+    np.testing.assert_allclose(P2, P, rtol=0, atol=atol)
+    np.testing.assert_allclose(N2, N, rtol=0, atol=atol)
+    np.testing.assert_allclose(C2 / 255.0, C, atol=tol.PLY_COLOR_ATOL)
+    # xslit writes (Open3D's float colours), Open3D reads.
+    write_ply(tmp_path / "x.ply", P, C, N)
+    back = o3d.io.read_point_cloud(str(tmp_path / "x.ply"))
+    np.testing.assert_array_equal(np.asarray(back.points), P)
+    np.testing.assert_array_equal(np.asarray(back.normals), N)
+    np.testing.assert_allclose(np.asarray(back.colors), C, atol=tol.PLY_COLOR_ATOL)
+
+
+_GOOD = ("ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\nproperty float y\n"
+         "property float z\nend_header\n1 2 3\n4 5 6\n")
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (_GOOD.replace("vertex 2", "vertex -5"), r"element vertex -5: the count must be a non-neg"),
+    (_GOOD.replace("vertex 2", "vertex abc"), r"element vertex abc: the count must be"),
+    (_GOOD.replace("vertex 2", "vertex 3"), r"truncated PLY data: element vertex needs 3 rows"),
+    (_GOOD.replace("vertex 2", "vertex 1"), r"3 values after the last element"),
+    (_GOOD.replace("4 5 6", "4 five 6"), r"malformed ASCII PLY data in element vertex"),
+    (_GOOD.replace("float y", "quad y"), r"header line 5 'property quad y': expected"),
+    (_GOOD.replace("format ascii 1.0\n", ""), r"PLY header has no 'format' line"),
+    (_GOOD.replace("ascii", "binary_middle_endian"), r"expected one 'format ascii"),
+    (_GOOD.replace("end_header", "end"), r"PLY header has no 'end_header' line"),
+    (_GOOD.replace("ply\n", "PLY\n", 1), r"not a PLY file"),
+    (_GOOD.replace("element vertex 2\n", "") + "", r"property before any element"),
+    (_GOOD.replace("property float x", "property list float int x"),
+     r"a list's count type must be an integer type"),
+    (_GOOD.replace("property float z", "property float y"), r"property y of element vertex is "
+                                                            r"declared twice"),
+    (_GOOD.replace("element vertex", "elephant vertex"), r"unknown keyword 'elephant'"),
+    (_GOOD.replace("vertex", "point"), r"lacks a vertex element with x, y, z"),
+])
+def test_ply_invalid_refused_by_name(tmp_path, text, match):
+    path = tmp_path / "bad.ply"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"^" + str(path).replace(".", r"\.") + ": .*" + match):
+        read_ply(path)
+
+
+def test_ply_truncated_binary(tmp_path, rng):
+    P, C, _ = _mesh(rng)
+    write_ply(tmp_path / "a.ply", P, C)
+    raw = (tmp_path / "a.ply").read_bytes()
+    (tmp_path / "c.ply").write_bytes(raw[:-10])
+    with pytest.raises(ValueError, match=r"c\.ply: truncated PLY data: element vertex"):
+        read_ply(tmp_path / "c.ply")
+    with pytest.raises(ValueError, match=r"missing\.ply: file is missing"):
+        read_ply(tmp_path / "missing.ply")
+
+
+# -- file modes and interrupted runs -------------------------------------------------------------
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_files_honour_the_umask(tmp_path, umask_022):
+    write_ply(tmp_path / "p.ply", np.zeros((2, 3)))
+    write_json(tmp_path / "a.json", {"x": 1})
+    assert stat.S_IMODE((tmp_path / "p.ply").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o644
+    root = tmp_path / "ds"
+    write_dataset(root, _dataset(), progress=False)
+    for p in [root, *root.rglob("*")]:
+        want = 0o755 if p.is_dir() else 0o644
+        assert stat.S_IMODE(p.stat().st_mode) == want, p
+    os.umask(0o077)  # a private umask is honoured too
+    write_ply(tmp_path / "q.ply", np.zeros((2, 3)))
+    assert stat.S_IMODE((tmp_path / "q.ply").stat().st_mode) == 0o600
+
+
+def test_sigterm_inside_writer_cleans_up(tmp_path):
+    before = signal.getsignal(signal.SIGTERM)
+    views = _views(2)
+    with pytest.raises(Terminated) as info, DatasetWriter(tmp_path / "new", progress=False) as w:
+        w.add_view(views[0].name, views[0].camera, views[0].image)
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert info.value.signum == signal.SIGTERM
+    assert isinstance(info.value, KeyboardInterrupt)
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is put back
+
+
+_CHILD = """
+import sys, time, numpy as np, xslit
+from xslit.io import DatasetWriter, interruptible
+
+@interruptible
+def main():
+    cam = xslit.PinholeCamera.from_intrinsics([[50, 0, 4], [0, 50, 3], [0, 0, 1]])
+    with DatasetWriter(sys.argv[1], progress=False) as w:
+        w.add_view("v0", cam, np.zeros((6, 8, 3), np.uint8))
+        print("ready", flush=True)
+        time.sleep(60)
+    return 0
+
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_process_leaves_nothing_and_no_traceback(tmp_path, sig):
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / "out")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + sig
+    assert "Traceback" not in err and err.startswith("xslit: ")
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- recipes and the command line ----------------------------------------------------------------

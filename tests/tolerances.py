@@ -171,3 +171,32 @@ CALIB_RENDERED_RMS = 0.2
 #: this many units (measured: within 3.7, the codec's limited-range YUV), under half the step
 #: of 10 between frames, so that every frame is still identified.
 MOSAIC_MP4_GREY = 4.5
+
+# -- point clouds, PLY and previews (xslit.viz, xslit.io.ply) ----------------------------------
+#: Float colours written to PLY as uchar and read back: within half a step of 1/255.
+PLY_COLOR_ATOL = 0.5 / 255 + 1e-12
+#: A preview pixel "shows" a colour when every channel is within this many uint8 steps of it
+#: (Open3D draws unlit points in their exact colour; measured 0 steps off with EGL and Mesa).
+PREVIEW_COLOR_TOL = 40
+#: Smallest fraction of the preview's pixels each colour of the test cloud covers (measured
+#: 0.04-0.06 per quadrant colour at 160x120 with 3 px points, both renderers).
+PREVIEW_MIN_FRACTION = 0.01
+#: Open3D's ASCII PLY keeps 6 significant digits: absolute error on standard normal values.
+PLY_OPEN3D_ASCII_ATOL = 1e-4
+#: ``xslit reconstruct`` on exact correspondences of a rendered dataset: median 3D error as a
+#: fraction of the scene's diameter (measured 3e-15 with the known cameras, 4e-15 with the
+#: pose from the intrinsics, on 64x48 images).
+CLI_EXACT_RECONSTRUCTION_REL = 1e-9
+#: With SIFT matches on 160x120 renders and the known cameras, against the true point of the
+#: nearest pixel (measured 0.004).
+CLI_FEATURE_RECONSTRUCTION_REL = 0.02
+
+#: Epipolar curves (xslit.epipolar.curves): first-order distance in pixels of a noise-free match
+#: to its curve, both directions, on random_two_view_scene's 1000 px two-slit, mixed and
+#: pushbroom scenes (measured below 3e-11).
+EPILINE_EXACT_PX = 1e-8
+#: Vertices of the sampled polylines on their curve, pixels.
+EPILINE_VERTEX_PX = 1e-8
+#: A true match within this distance (pixels) of its curve's polyline sampled every 2 px
+#: (the chords' sagitta).
+EPILINE_POLYLINE_PX = 0.05

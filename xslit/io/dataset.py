@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -43,10 +42,11 @@ from ..cameras import (
     camera_from_dict,
     compose_camera,
 )
-from .files import sha256_of_file
+from .files import make_temporary_dir, sha256_of_file
 from .jsonio import read_json, to_jsonable, write_json
 from .ply import read_ply, write_ply
 from .progress import ProgressBar
+from .signals import TerminationGuard
 
 __all__ = [
     "FORMAT_NAME",
@@ -339,7 +339,11 @@ class DatasetWriter:
 
     Use as a context manager: on a normal exit the manifest is written and the folder is
     renamed to ``path``; on an exception (or :meth:`abort`) the temporary folder is removed
-    and ``path`` is left as it was.
+    and ``path`` is left as it was. Ctrl-C, SIGTERM and SIGHUP take the same path: while the
+    temporary folder exists the writer holds a :class:`~xslit.io.TerminationGuard`, so a
+    termination signal raises :class:`~xslit.io.Terminated` (a ``KeyboardInterrupt``) in the
+    main thread and the folder is removed before the process exits. Files get the modes the
+    umask gives (0644 files, 0755 folders under umask 022).
 
     Parameters
     ----------
@@ -379,8 +383,12 @@ class DatasetWriter:
                 raise ValueError(f"path {self.path} exists and is not an xslit dataset (no "
                                  f"{MANIFEST}); refusing to replace it")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.partial-",
-                                          dir=self.path.parent))
+        self._guard = TerminationGuard().install()
+        try:
+            self._tmp = make_temporary_dir(self.path.parent, f".{self.path.name}.partial-")
+        except BaseException:
+            self._guard.restore()
+            raise
         for sub in ("images", "cameras"):
             (self._tmp / sub).mkdir()
         self._views: list[dict] = []
@@ -495,11 +503,13 @@ class DatasetWriter:
                 "files": listing,
             }
             write_json(self._tmp / MANIFEST, manifest)
+            self._guard.defer()  # publishing is two renames: finish them
             self._publish()
         except BaseException:
             self.abort()
             raise
         self._done = True
+        self._guard.restore()
         return self.path
 
     def _publish(self) -> None:
@@ -518,8 +528,12 @@ class DatasetWriter:
 
     def abort(self) -> None:
         """Discard everything written so far."""
-        shutil.rmtree(self._tmp, ignore_errors=True)
-        self._done = True
+        self._guard.defer()  # a second SIGTERM must not interrupt the cleanup
+        try:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._done = True
+        finally:
+            self._guard.restore()
 
 
 def _version() -> str:
