@@ -198,5 +198,5 @@ EPILINE_EXACT_PX = 1e-8
 #: Vertices of the sampled polylines on their curve, pixels.
 EPILINE_VERTEX_PX = 1e-8
 #: A true match within this distance (pixels) of its curve's polyline sampled every 2 px
-#: (the chords' sagitta).
-EPILINE_POLYLINE_PX = 0.05
+#: (the chords' sagitta; measured at most 0.05 on 30 scenes of the three kinds).
+EPILINE_POLYLINE_PX = 0.1

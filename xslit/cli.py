@@ -225,7 +225,8 @@ def write_matches(path, points1, points2) -> None:
     p1 = np.asarray(points1, float).reshape(-1, 2)
     p2 = np.asarray(points2, float).reshape(-1, 2)
     if p.suffix.lower() == ".csv":
-        lines = ["x1,y1,x2,y2"] + [",".join(f"{v:.6f}" for v in row) for row in np.hstack([p1, p2])]
+        rows = np.hstack([p1, p2])
+        lines = ["x1,y1,x2,y2"] + [",".join(f"{v:.17g}" for v in row) for row in rows]
         atomic_write_bytes(p, ("\n".join(lines) + "\n").encode())
         return
     buf = io.BytesIO()
