@@ -194,13 +194,16 @@ def origin_direction_from_line(l) -> tuple[np.ndarray, np.ndarray]:
     origin, direction : (..., 3) ndarray
     """
     l = np.asarray(l, dtype=float)
-    d = l[..., :3]
-    m = l[..., 3:]
-    dd = np.sum(d * d, axis=-1, keepdims=True)
+    d0, d1, d2, m0, m1, m2 = np.moveaxis(l, -1, 0)
+    dd = d0 * d0 + d1 * d1 + d2 * d2
     with np.errstate(invalid="ignore", divide="ignore"):
-        origin = np.cross(d, m) / dd
-        direction = d / np.sqrt(dd)
-    bad = (dd[..., 0] == 0)
+        inv = 1.0 / dd  # inf for lines at infinity: NaN below, as promised
+        scale = np.sqrt(inv)
+    # Component by component: on a render's millions of rays this avoids np.cross's copies.
+    origin = np.stack([(d1 * m2 - d2 * m1) * inv, (d2 * m0 - d0 * m2) * inv,
+                       (d0 * m1 - d1 * m0) * inv], axis=-1)
+    direction = np.stack([d0 * scale, d1 * scale, d2 * scale], axis=-1)
+    bad = dd == 0
     if np.any(bad):
         origin[bad] = np.nan
         direction[bad] = np.nan

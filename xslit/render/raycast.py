@@ -296,8 +296,11 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
             fast=True) -> dict:
     """Cast and shade ``h * w`` rays ``(h * w, 6)`` (float32 or float64) block by block.
 
-    Returns the requested ``outputs``; with ``accumulate`` ((h, w, 3) float32), the colour is
-    added to it instead of returned as ``"image"``.
+    ``rays`` may also be a function ``rays(g0, g1)`` returning the float64 rays of pixels
+    ``[g0, g1)``: they are then made block by block, in parallel, while the block is in cache
+    (a full image of rays at once is hundreds of megabytes of temporaries, slower to fault in
+    than to compute). Returns the requested ``outputs``; with ``accumulate`` ((h, w, 3)
+    float32), the colour is added to it instead of returned as ``"image"``.
     """
     cv2 = import_cv2()
     light = np.asarray(light, np.float32)
@@ -320,7 +323,13 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
     step = max(1, BLOCK_PIXELS // w)
     parts = nthreads if nthreads > 1 and min(n, step * w) >= PARALLEL_PIXELS else 1
     # Float64 rays are converted block by block into this buffer for the cast.
-    buf32 = None if rays.dtype == np.float32 else np.empty((min(n, step * w), 6), np.float32)
+    lazy = callable(rays)
+    buf32 = (None if not lazy and rays.dtype == np.float32
+             else np.empty((min(n, step * w), 6), np.float32))
+    buf64 = np.empty((min(n, step * w), 6)) if lazy else None
+
+    def make_rays(block, g0, a, b):
+        block[a:b] = rays(g0 + a, g0 + b)
 
     def finish(hits, block_rays, g0, c0, c1, hit_out):
         """Post-process the pixels [c0, c1) of a block starting at pixel g0 (whole rows)."""
@@ -362,7 +371,11 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
             g0, g1 = r0 * w, r1 * w
             edges = [round(k * (r1 - r0) / parts) * w for k in range(parts + 1)]  # in block
             chunks = [(a, b) for a, b in itertools.pairwise(edges) if b > a]
-            block = rays[g0:g1]
+            if lazy:
+                block = buf64[:g1 - g0]
+                run(make_rays, [(block, g0, a, b) for a, b in chunks])
+            else:
+                block = rays[g0:g1]
             if buf32 is None:
                 block32 = np.ascontiguousarray(block)  # no copy when C-contiguous
             else:  # float64 -> float32 in parallel (numpy releases the GIL)
@@ -508,18 +521,22 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
     light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
 
     pixels = pixel_grid((w, h))
+    flat = pixels.reshape(-1, 2)
+
+    def rays_of(offset):
+        """The rays of pixels [g0, g1), made when their block is cast."""
+        return lambda g0, g1: camera.rays(flat[g0:g1] + offset)
+
     # With supersampling, the colour comes from the k x k sub-pixel rays only.
     outputs = OUTPUTS if k == 1 else ("depth", "points", "mask")
-    result = _render(scene, camera.rays(pixels.reshape(-1, 2)), h, w, outputs, light, ambient,
-                     bg, nthreads)
+    result = _render(scene, rays_of(np.zeros(2)), h, w, outputs, light, ambient, bg, nthreads)
     if k > 1:
         image = np.zeros((h, w, 3), np.float32)
         offsets = (np.arange(k) + 0.5) / k - 0.5
         for dy in offsets:
             for dx in offsets:
-                sub = camera.rays((pixels + np.array([dx, dy])).reshape(-1, 2))
-                _render(scene, sub, h, w, ("image",), light, ambient, bg, nthreads,
-                        accumulate=image)
+                _render(scene, rays_of(np.array([dx, dy])), h, w, ("image",), light, ambient,
+                        bg, nthreads, accumulate=image)
         image /= k * k
         result = {"image": _to_uint8(image), **result}
     result.update(camera=camera, pixels=pixels, scene=scene)
