@@ -29,8 +29,8 @@ __all__ = [
 
 def matchFeaturesExtended(image1, image2, detector: str = "SIFT", matcher: str = "FLANN",
                           ratio: float = DEFAULT_RATIO, crossCheck: bool = True,
-                          nfeatures: int | None = None, mask1=None,
-                          mask2=None) -> FeatureMatches:
+                          nfeatures: int | None = None, mask1=None, mask2=None, *,
+                          rng=0) -> FeatureMatches:
     """Detect and match features; the full result (keypoints, indices, distances, ratios).
 
     Parameters are those of :func:`matchFeatures`.
@@ -43,12 +43,12 @@ def matchFeaturesExtended(image1, image2, detector: str = "SIFT", matcher: str =
     """
     return match_features(image1, image2, detector=detector, matcher=matcher, ratio=ratio,
                           cross_check=crossCheck, nfeatures=nfeatures, mask1=mask1,
-                          mask2=mask2)
+                          mask2=mask2, rng=rng)
 
 
 def matchFeatures(image1, image2, detector: str = "SIFT", matcher: str = "FLANN",
                   ratio: float = DEFAULT_RATIO, crossCheck: bool = True,
-                  nfeatures: int | None = None, mask1=None, mask2=None):
+                  nfeatures: int | None = None, mask1=None, mask2=None, *, rng=0):
     """Matched points of two images, ready for :func:`xslit.findEpipolarTensor`.
 
     SIFT or ORB keypoints (``cv2.SIFT_create`` / ``cv2.ORB_create``), nearest neighbours by
@@ -65,7 +65,7 @@ def matchFeatures(image1, image2, detector: str = "SIFT", matcher: str = "FLANN"
         Case-insensitive.
     ratio : float in (0, 1]
         Lowe's ratio: keep a match whose distance is below ``ratio`` times the second
-        nearest's. Default 0.8 (:data:`xslit.features.DEFAULT_RATIO`).
+        nearest's. Default 0.75 (:data:`xslit.features.DEFAULT_RATIO`, with measured figures).
     crossCheck : bool
         Keep only mutual nearest neighbours (like ``cv2.BFMatcher(crossCheck=True)``, here
         combined with the ratio test).
@@ -73,6 +73,8 @@ def matchFeatures(image1, image2, detector: str = "SIFT", matcher: str = "FLANN"
         Keypoints per image, best first; default cv2's (SIFT: all, ORB: 500).
     mask1, mask2 : (H, W) array_like, optional
         Non-zero where keypoints may be detected, e.g. ``renderImage(...)["mask"]``.
+    rng : None, int or numpy.random.Generator
+        Seeds FLANN's randomised index (through ``cv2.setRNGSeed``): same seed, same matches.
 
     Returns
     -------
@@ -88,7 +90,7 @@ def matchFeatures(image1, image2, detector: str = "SIFT", matcher: str = "FLANN"
     (2, dtype('float64'))
     """
     m = matchFeaturesExtended(image1, image2, detector, matcher, ratio, crossCheck, nfeatures,
-                              mask1, mask2)
+                              mask1, mask2, rng=rng)
     return m.points1, m.points2
 
 

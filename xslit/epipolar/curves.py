@@ -115,6 +115,10 @@ def curve_distance(curves, points) -> np.ndarray:
         return np.where(e == 0, 0.0, np.abs(e) / g)
 
 
+#: Offsets of the extra samples around a hyperbola's vertices, in units of the vertex distance.
+_VERTEX_OFFSETS = 2.0 ** (np.arange(-8, 9) / 2.0)
+
+
 def _check_rows(name: str, value, width: int) -> np.ndarray:
     """A finite float64 ``(N, width)`` array ((width,) is read as one row)."""
     a = check_array(name, value)
@@ -193,17 +197,29 @@ def polylines_from_curves(curves, image_size, *, step: float = 1.0) -> list[list
         x_of_y = -(c * yg + d) / den_y
     ok_x = (den_x != 0) & np.isfinite(y_of_x) & (y_of_x >= lo_y) & (y_of_x <= hi_y)
     ok_y = (den_y != 0) & np.isfinite(x_of_y) & (x_of_y >= lo_x) & (x_of_y <= hi_x)
+    # Near the vertices x = -c/a +- sqrt|k|/|a| r, a branch turns fastest (a sharp corner when
+    # k is small): sample them at geometric spacing r = 2^(j/2) too.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.sqrt(np.abs(k)) / np.abs(a) * _VERTEX_OFFSETS
+        x_vertex = np.concatenate([-c / a + r, -c / a - r], axis=1)
+        den_v = a * x_vertex + c
+        y_vertex = -(b * x_vertex + d) / den_v
+    ok_v = ((a != 0) & (sk != 0) & (den_v != 0) & np.isfinite(x_vertex) & np.isfinite(y_vertex)
+            & (x_vertex >= lo_x) & (x_vertex <= hi_x) & (y_vertex >= lo_y) & (y_vertex <= hi_y))
     # The branch is the sign of (a x + c); on the curve it equals sign(k) sign(a y + b). An
     # exactly degenerate curve (k = 0) is its two asymptotes: the columns see the horizontal
     # one (label 2), the rows the vertical one (label -2).
     lab_x = np.where(sk != 0, np.sign(den_x), 2.0)
     lab_y = np.where(sk != 0, sk * np.sign(den_y), -2.0)
-    xs = np.concatenate([np.broadcast_to(xg, den_x.shape), x_of_y], axis=1)
-    ys = np.concatenate([y_of_x, np.broadcast_to(yg, den_y.shape)], axis=1)
-    label = np.concatenate([np.where(ok_x, lab_x, np.nan), np.where(ok_y, lab_y, np.nan)], 1)
+    ok = np.concatenate([ok_x, ok_y, ok_v], axis=1)
+    label = np.where(ok, np.concatenate([lab_x, lab_y, np.sign(den_v)], axis=1), np.nan)
+    xs = np.where(ok, np.concatenate([np.broadcast_to(xg, den_x.shape), x_of_y, x_vertex],
+                                     axis=1), 0.0)
+    ys = np.where(ok, np.concatenate([y_of_x, np.broadcast_to(yg, den_y.shape), y_vertex],
+                                     axis=1), 0.0)
     # Along a branch x - sign(k) y increases strictly; a vertical asymptote is ordered by y.
-    key = np.where(label == -2.0, ys, xs - sk * ys)
-    order = np.lexsort((np.nan_to_num(key, nan=np.inf), np.nan_to_num(label, nan=np.inf)))
+    key = np.where(ok, np.where(label == -2.0, ys, xs - sk * ys), np.inf)
+    order = np.lexsort((key, np.nan_to_num(label, nan=np.inf)))
     xs, ys, label = (np.take_along_axis(v, order, axis=1) for v in (xs, ys, label))
     polylines = []
     for n in range(len(curves)):
