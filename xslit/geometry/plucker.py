@@ -196,13 +196,13 @@ def origin_direction_from_line(l) -> tuple[np.ndarray, np.ndarray]:
     l = np.asarray(l, dtype=float)
     d0, d1, d2, m0, m1, m2 = np.moveaxis(l, -1, 0)
     dd = d0 * d0 + d1 * d1 + d2 * d2
+    # Component by component: on a render's millions of rays this avoids np.cross's copies.
     with np.errstate(invalid="ignore", divide="ignore"):
         inv = 1.0 / dd  # inf for lines at infinity: NaN below, as promised
         scale = np.sqrt(inv)
-    # Component by component: on a render's millions of rays this avoids np.cross's copies.
-    origin = np.stack([(d1 * m2 - d2 * m1) * inv, (d2 * m0 - d0 * m2) * inv,
-                       (d0 * m1 - d1 * m0) * inv], axis=-1)
-    direction = np.stack([d0 * scale, d1 * scale, d2 * scale], axis=-1)
+        origin = np.stack([(d1 * m2 - d2 * m1) * inv, (d2 * m0 - d0 * m2) * inv,
+                           (d0 * m1 - d1 * m0) * inv], axis=-1)
+        direction = np.stack([d0 * scale, d1 * scale, d2 * scale], axis=-1)
     bad = dd == 0
     if np.any(bad):
         origin[bad] = np.nan
