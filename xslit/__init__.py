@@ -127,6 +127,17 @@ __all__ += ["CALIB_FIX_D", "CALIB_FIX_FOCAL_LENGTH", "CALIB_FIX_PRINCIPAL_POINT"
             "CALIB_FIX_THETA", "CALIB_PARALLEL", "CALIB_PUSHBROOM", "CALIB_USE_INTRINSIC_GUESS",
             "calibrateTwoSlit", "calibrateTwoSlitExtended"]
 
+from .api.features import (  # noqa: E402
+    computeCorrespondEpilines,
+    drawEpipolarCurves,
+    drawMatchesMask,
+    matchFeatures,
+    matchFeaturesExtended,
+)
+
+__all__ += ["computeCorrespondEpilines", "drawEpipolarCurves", "drawMatchesMask",
+            "matchFeatures", "matchFeaturesExtended"]
+
 # Open3D-backed names load on first use, so that `import xslit` stays light.
 _LAZY = {
     "renderImage": ("xslit.render", "renderImage"),
