@@ -15,7 +15,9 @@ Vector-valued flags take comma-separated numbers, negative ones included:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import logging
 import os
 import re
 import sys
@@ -100,7 +102,7 @@ def _int_at_least(minimum: int):
     return parse
 
 
-def _real(*, positive: bool = False, unit_interval: bool = False):
+def _real(*, positive: bool = False, nonnegative: bool = False, unit_interval: bool = False):
     def parse(text: str) -> float:
         try:
             v = float(text)
@@ -110,6 +112,8 @@ def _real(*, positive: bool = False, unit_interval: bool = False):
             raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
         if positive and v <= 0:
             raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+        if nonnegative and v < 0:
+            raise argparse.ArgumentTypeError(f"must be zero or positive, got {text!r}")
         if unit_interval and not 0 < v < 1:
             raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
         return v
@@ -310,6 +314,35 @@ def _camera_from_file(args, flag: str, path: Path):
     return cam
 
 
+class _Collector(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _library_log():
+    """Collect what the library logs on the ``xslit`` logger (a failure's reason, a warning),
+    so that the command reports it in its own one line instead of a second one."""
+    log = logging.getLogger("xslit")
+    handler, propagate = _Collector(), log.propagate
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        yield handler.messages
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+
+
+def _notes(messages: list[str]) -> None:
+    for m in messages:
+        print(f"note: {m}", file=sys.stderr)
+
+
 def _progress(args, total: int, desc: str):
     from .io.progress import ProgressBar
 
@@ -330,16 +363,16 @@ def _add_render(sub) -> None:
                    help="dataset folder to create")
     p.add_argument("--size", type=_size, default=(640, 480), metavar="WxH",
                    help="image size (default 640x480)")
-    p.add_argument("--seed", type=_int_at_least(0), default=0,
+    p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="N",
                    help="seeds the scene, the rig and the match subsets (default 0)")
-    p.add_argument("--views", type=_int_at_least(1), default=None,
+    p.add_argument("--views", type=_int_at_least(1), default=None, metavar="K",
                    help="number of views (defaults: "
                         + ", ".join(f"{k} {v}" for k, v in DEFAULT_VIEWS.items()) + ")")
-    p.add_argument("--supersample", type=_int_at_least(1), default=2,
+    p.add_argument("--supersample", type=_int_at_least(1), default=2, metavar="K",
                    help="k x k rays per pixel for the colour (default 2)")
-    p.add_argument("--max-matches", type=_int_at_least(1), default=20_000,
+    p.add_argument("--max-matches", type=_int_at_least(1), default=20_000, metavar="N",
                    help="ground-truth correspondences kept per pair (default 20000)")
-    p.add_argument("--threads", type=_int_at_least(1), default=None,
+    p.add_argument("--threads", type=_int_at_least(1), default=None, metavar="N",
                    help="ray-casting threads (default: all cores)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -446,25 +479,25 @@ def _add_mosaic(sub) -> None:
     p.add_argument("--out", "--out-dir", dest="out", required=True, type=Path, metavar="DIR",
                    help="output folder")
     p.add_argument("--kind", choices=("both", "pushbroom", "xslit"), default="both")
-    p.add_argument("--column", type=_real(), default=None,
+    p.add_argument("--column", type=_real(), default=None, metavar="X",
                    help="pushbroom column (default: the image centre (W-1)/2)")
-    p.add_argument("--xslit-start", type=_real(), default=None,
+    p.add_argument("--xslit-start", type=_real(), default=None, metavar="X",
                    help="crossed-slit column in the first frame (default 0)")
-    p.add_argument("--xslit-end", type=_real(), default=None,
+    p.add_argument("--xslit-end", type=_real(), default=None, metavar="X",
                    help="crossed-slit column in the last frame (default W-1)")
-    p.add_argument("--slope", type=_real(), default=None,
+    p.add_argument("--slope", type=_real(), default=None, metavar="B",
                    help="crossed-slit columns per frame (instead of --xslit-end)")
-    p.add_argument("--strip-width", type=_int_at_least(1), default=1,
+    p.add_argument("--strip-width", type=_int_at_least(1), default=1, metavar="W",
                    help="columns taken per frame (default 1)")
     p.add_argument("--descending", action="store_true",
                    help="reverse columns inside strips (camera moving towards its -x)")
-    p.add_argument("--start", type=_int_at_least(0), default=0, help="first frame (default 0)")
-    p.add_argument("--stop", type=_int_at_least(1), default=None,
+    p.add_argument("--start", type=_int_at_least(0), default=0, metavar="N", help="first frame (default 0)")
+    p.add_argument("--stop", type=_int_at_least(1), default=None, metavar="N",
                    help="frame to stop before (default: the end)")
-    p.add_argument("--step", type=_int_at_least(1), default=1, help="frame step (default 1)")
+    p.add_argument("--step", type=_int_at_least(1), default=1, metavar="N", help="frame step (default 1)")
     p.add_argument("--K", type=_numbers(4), default=None, metavar="FX,FY,CX,CY",
                    help="pinhole intrinsics of the frames")
-    p.add_argument("--speed", type=_real(), default=None,
+    p.add_argument("--speed", type=_real(), default=None, metavar="S",
                    help="camera displacement per frame along its own +x axis")
     p.add_argument("--velocity", type=_numbers(3), default=None, metavar="VX,VY,VZ",
                    help="world displacement per frame (instead of --speed)")
@@ -630,7 +663,7 @@ def _add_match(sub) -> None:
                    help="keep the inliers of an epipolar tensor (two-slit or pushbroom pair)")
     p.add_argument("--threshold", type=_real(positive=True), default=1.5, metavar="PX",
                    help="inlier threshold of --filter (default 1.5 pixels)")
-    p.add_argument("--seed", type=_int_at_least(0), default=0,
+    p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="N",
                    help="seeds the robust estimation of --filter and the drawn subset")
     _add_feature_flags(p)
     p.set_defaults(run=_run_match)
@@ -653,9 +686,13 @@ def _run_match(args) -> int:
         if len(p1) < 15:
             raise CommandError(f"--filter needs at least 15 matches to fit a tensor, found "
                                f"{len(p1)}")
-        F, mask = findEpipolarTensor(p1, p2, USAC_DEFAULT, args.threshold, rng=args.seed)
+        with _library_log() as log:
+            F, mask = findEpipolarTensor(p1, p2, USAC_DEFAULT, args.threshold, rng=args.seed)
         if F is None:
-            raise CommandError(f"--filter: no epipolar tensor fits the {len(p1)} matches")
+            reason = log[-1].removeprefix("findEpipolarTensor failed: ") if log else ""
+            raise CommandError(f"--filter: no epipolar tensor fits the {len(p1)} matches"
+                               + (f" ({reason})" if reason else ""))
+        _notes(log)
         summary += f", {int(mask.sum())} tensor inliers within {args.threshold:g} px"
     keep = slice(None) if mask is None else mask.ravel().astype(bool)
     write_matches(args.out, p1[keep], p2[keep])
@@ -706,7 +743,7 @@ def _add_calibrate(sub) -> None:
                         + ", ".join(_CALIB_FLAGS))
     p.add_argument("--guess", type=_existing_file, default=None, metavar="JSON",
                    help="intrinsics to start from (implies USE_INTRINSIC_GUESS)")
-    p.add_argument("--max-iterations", type=_int_at_least(1), default=100,
+    p.add_argument("--max-iterations", type=_int_at_least(1), default=100, metavar="N",
                    help="of the joint refinement (default 100)")
     p.set_defaults(run=_run_calibrate)
 
@@ -852,21 +889,23 @@ def _add_reconstruct(sub) -> None:
                    help="dataset views to use (default: the first pair with correspondences)")
     p.add_argument("--cameras", nargs=2, type=_existing_file, default=None,
                    metavar=("CAM1", "CAM2"), help="camera files (dataset format) of two images")
-    p.add_argument("--intrinsics", nargs="+", type=_existing_file, default=None,
-                   metavar="JSON", help="intrinsics of both images (one file) or of each "
-                                        "(two files), as `xslit calibrate` writes them")
+    p.add_argument("--intrinsics", type=_existing_file, default=None, metavar="JSON",
+                   help="intrinsics of image 1 (and of image 2 without --intrinsics2), as "
+                        "`xslit calibrate` writes them, or a camera file that holds them")
+    p.add_argument("--intrinsics2", type=_existing_file, default=None, metavar="JSON",
+                   help="intrinsics of image 2 when they differ")
     p.add_argument("--calibrated", action="store_true",
                    help="with a dataset: use only its intrinsics and recover the pose")
     p.add_argument("--matches", default=None, metavar="FILE",
                    help="correspondences (.npz or .csv as `xslit match` writes them), or 'gt' "
                         "for a dataset's ground-truth correspondences")
-    p.add_argument("--noise", type=_real(), default=0.0, metavar="PX",
+    p.add_argument("--noise", type=_real(nonnegative=True), default=0.0, metavar="PX",
                    help="Gaussian noise added to the matches (pixels, for experiments)")
-    p.add_argument("--max-matches", type=_int_at_least(15), default=None,
+    p.add_argument("--max-matches", type=_int_at_least(15), default=None, metavar="N",
                    help="use at most this many correspondences (a seeded random subset)")
     p.add_argument("--threshold", type=_real(positive=True), default=1.5, metavar="PX",
                    help="inlier threshold of the tensor and the reprojections (default 1.5)")
-    p.add_argument("--seed", type=_int_at_least(0), default=0,
+    p.add_argument("--seed", type=_int_at_least(0), default=0, metavar="N",
                    help="seeds the robust estimation and the subsets (default 0)")
     p.add_argument("--no-preview", dest="preview", action="store_false",
                    help="do not draw preview.png")
@@ -898,7 +937,8 @@ def _reconstruct_inputs(args) -> _Job:
     if len(ins) == 1 and ins[0].is_dir():
         from .io.dataset import load_dataset
 
-        if args.cameras is not None or args.intrinsics is not None:
+        if args.cameras is not None or args.intrinsics is not None \
+                or args.intrinsics2 is not None:
             raise _usage(args, "--cameras and --intrinsics are for two images; a dataset "
                                "brings its own (use --calibrated for its intrinsics only)")
         try:
@@ -960,6 +1000,8 @@ def _reconstruct_inputs(args) -> _Job:
             raise _usage(args, "--views and --calibrated apply to a dataset folder")
         if (args.cameras is None) == (args.intrinsics is None):
             raise _usage(args, "two images need either --cameras or --intrinsics")
+        if args.intrinsics2 is not None and args.intrinsics is None:
+            raise _usage(args, "--intrinsics2 needs --intrinsics")
         job.image1 = _read_image(args, "INPUT", ins[0])
         job.image2 = _read_image(args, "INPUT", ins[1])
         job.label = f"{ins[0]}, {ins[1]}"
@@ -967,11 +1009,9 @@ def _reconstruct_inputs(args) -> _Job:
             job.camera1 = _camera_from_file(args, "--cameras", args.cameras[0])
             job.camera2 = _camera_from_file(args, "--cameras", args.cameras[1])
         else:
-            if len(args.intrinsics) > 2:
-                raise _usage(args, f"--intrinsics takes one or two files, got "
-                                   f"{len(args.intrinsics)}")
-            job.intrinsics1 = _intrinsics_from_file(args, "--intrinsics", args.intrinsics[0])
-            job.intrinsics2 = _intrinsics_from_file(args, "--intrinsics", args.intrinsics[-1])
+            job.intrinsics1 = _intrinsics_from_file(args, "--intrinsics", args.intrinsics)
+            job.intrinsics2 = job.intrinsics1 if args.intrinsics2 is None else \
+                _intrinsics_from_file(args, "--intrinsics2", args.intrinsics2)
             job.view_R = np.eye(3)  # the reconstruction is in camera 1's frame
         if args.matches == "gt":
             raise _usage(args, "--matches gt needs a dataset folder")
@@ -1081,15 +1121,17 @@ def _run_reconstruct(args) -> int:
         p1 = p1 + rng.normal(scale=args.noise, size=p1.shape)
         p2 = p2 + rng.normal(scale=args.noise, size=p2.shape)
 
-    with _progress(args, 3, "reconstruct") as bar:
+    with _progress(args, 3, "reconstruct") as bar, _library_log() as log:
         try:
             F, mask = findEpipolarTensor(p1, p2, USAC_DEFAULT, args.threshold,
-                                             rng=args.seed)
+                                         rng=args.seed)
         except ValueError as exc:
             raise CommandError(f"findEpipolarTensor: {exc}") from None
         if F is None:
-            raise CommandError(f"no epipolar tensor fits the {len(p1)} correspondences (see "
-                               "the log above); try a larger --threshold or better matches")
+            reason = log[-1].removeprefix("findEpipolarTensor failed: ") if log else ""
+            raise CommandError(f"no epipolar tensor fits the {len(p1)} correspondences"
+                               + (f" ({reason})" if reason else "")
+                               + "; try a larger --threshold or better matches")
         inl = mask.ravel().astype(bool)
         bar.update(note=f"tensor: {int(inl.sum())}/{len(p1)} inliers")
         if job.camera1 is None:
@@ -1118,6 +1160,7 @@ def _run_reconstruct(args) -> int:
         good &= job.camera1.in_front(X) & job.camera2.in_front(X)
         idx, X = idx[good], X[good]
         bar.update(note="triangulated")
+    _notes(log)
     if len(idx) == 0:
         raise CommandError("no triangulated point reprojects within --threshold in front of "
                            "both cameras")
