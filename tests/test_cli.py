@@ -144,6 +144,30 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, capsys, monkeypatch):
     _one_line_error(capsys, "interrupted")
 
 
+def test_sigterm_unwinds_with_status_143(tmp_path, capsys, monkeypatch):
+    """kill (SIGTERM) during the work: one line, 128 + 15, no output folder left."""
+    import os
+    import signal
+
+    import imageio.v3 as iio
+
+    import xslit.mosaic
+
+    for k in range(1, 4):
+        iio.imwrite(tmp_path / f"{k}.png", np.zeros((4, 5), np.uint8))
+    real = xslit.mosaic.frames_from_source
+
+    def killed_after_one_frame(*args, **kwargs):
+        for f in real(*args, **kwargs):
+            yield f
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(xslit.mosaic, "frames_from_source", killed_after_one_frame)
+    assert main(["mosaic", str(tmp_path), "--out", str(tmp_path / "o")]) == 143
+    _one_line_error(capsys, "terminated by SIGTERM")
+    assert not (tmp_path / "o").exists()
+
+
 # -- mosaic -----------------------------------------------------------------------------------
 def test_mosaic_from_mp4_and_numbered_frames(tmp_path, capsys):
     """A 20-frame MP4 (cv2.VideoWriter, mp4v) and a folder 1.png..20.png of the same frames

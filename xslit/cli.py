@@ -6,7 +6,8 @@ is reported on one line of stderr that names the flag as typed (``--max-matches`
 traceback. Exit status: 0 success, 1 failure of the work itself (no tensor fits the matches, a
 calibration that does not converge, a frame that stops decoding), 2 bad usage (argparse's
 convention: unknown flags, bad values, missing or unreadable input files), 130 interrupted
-(Ctrl-C). Progress bars are drawn on stderr only when it is a terminal, never into logs.
+(Ctrl-C; 143 for SIGTERM, 129 for SIGHUP, which unwind the same way so that no partial
+output is left). Progress bars are drawn on stderr only when it is a terminal, never into logs.
 
 Vector-valued flags take comma-separated numbers, negative ones included:
 ``--tvec -1,0,4.5`` and ``--tvec=-1,0,4.5`` are the same.
@@ -33,7 +34,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 #: Bad usage: unknown or malformed flags, missing or unreadable input files (as argparse).
 EXIT_USAGE = 2
-#: Interrupted by Ctrl-C (128 + SIGINT, as shells report it).
+#: Interrupted by Ctrl-C (128 + SIGINT, as shells report it; SIGTERM gives 143).
 EXIT_INTERRUPTED = 130
 
 
@@ -572,7 +573,6 @@ def _run_mosaic(args) -> int:
         jobs.append(("xslit", a, b))
     builders = [MosaicBuilder(a, b, strip_width=args.strip_width, descending=args.descending)
                 for _, a, b in jobs]
-    args.out.mkdir(parents=True, exist_ok=True)
 
     bar = _progress(args, n_expected or 0, "mosaic")
     try:
@@ -590,6 +590,7 @@ def _run_mosaic(args) -> int:
             and args.slope is None:
         print(f"note: {args.source} decoded {n} frames where its header announced "
               f"{n_expected}; the crossed-slit slope assumed {n_expected}", file=sys.stderr)
+    args.out.mkdir(parents=True, exist_ok=True)
     for (name, a, b), builder in zip(jobs, builders, strict=True):
         mosaic, valid = builder.result()
         img = mosaic[:, :, 0] if mosaic.shape[2] == 1 else mosaic
@@ -1298,12 +1299,16 @@ def main(argv=None) -> int:
     """
     # Quiet FFmpeg's own log lines (before OpenCV loads): unreadable videos get one line here.
     os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
+    from .io.signals import Terminated, TerminationGuard, exit_code_for_interrupt
+
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
-        args = parser.parse_args(_join_negative_values(argv))
-        args.prog = f"xslit {args.command}"
-        return args.run(args)
+        # SIGTERM and SIGHUP unwind like Ctrl-C, so that partial outputs are removed.
+        with TerminationGuard():
+            parser = build_parser()
+            args = parser.parse_args(_join_negative_values(argv))
+            args.prog = f"xslit {args.command}"
+            return args.run(args)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except UsageError as exc:
@@ -1312,9 +1317,10 @@ def main(argv=None) -> int:
     except CommandError as exc:
         print(f"xslit: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
-    except KeyboardInterrupt:
-        print("xslit: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C: 130; SIGTERM: 143; SIGHUP: 129
+        print(f"xslit: {exc if isinstance(exc, Terminated) else 'interrupted'}",
+              file=sys.stderr)
+        return exit_code_for_interrupt(exc)
     except OSError as exc:  # disk full, permissions, a folder that vanished
         print(f"xslit: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
