@@ -5,6 +5,7 @@ Images are ``uint8`` RGB ``(H, W, 3)`` as :func:`xslit.renderImage` returns them
 OpenCV loads on first use: importing this package does not import cv2.
 """
 
+from .dense import densify_matches
 from .drawing import (
     INLIER_COLOR,
     OUTLIER_COLOR,
@@ -39,6 +40,7 @@ __all__ = [
     "check_matcher",
     "check_ratio",
     "curve_colors",
+    "densify_matches",
     "detect_features",
     "draw_epipolar_curves",
     "draw_matches",
