@@ -76,9 +76,9 @@ def _numbers(n: int | None = None, *, label: str = "numbers"):
         try:
             vals = np.array([float(x) for x in text.split(",")])
         except ValueError:
+            count = "" if n is None else f"{n} "
             raise argparse.ArgumentTypeError(
-                f"must be {n or 'comma-separated'} comma-separated {label}, got {text!r}"
-            ) from None
+                f"must be {count}comma-separated {label}, got {text!r}") from None
         if n is not None and len(vals) != n:
             raise argparse.ArgumentTypeError(f"must be {n} comma-separated {label}, got "
                                              f"{len(vals)} in {text!r}")
