@@ -320,7 +320,6 @@ def test_reconstruct_images_with_camera_and_intrinsics_files(dataset, tmp_path, 
 
 
 @pytest.mark.render
-@pytest.mark.slow
 def test_reconstruct_from_feature_matches(tmp_path, tol):
     """The whole pipeline on rendered 160x120 images: SIFT matches, tensor, triangulation."""
     ds = tmp_path / "ds"

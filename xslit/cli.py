@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CommandError",
-           "UsageError", "build_parser", "main", "read_matches", "write_matches"]
+           "UsageError", "build_parser", "main", "read_matches", "reconstruction_metrics",
+           "write_matches"]
 
 EXIT_OK = 0
 #: The work failed (bad data, no solution); the arguments were fine.
