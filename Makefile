@@ -10,7 +10,10 @@ STAMP  := $(VENV)/.xslit-installed
 
 demo: $(STAMP)
 	$(PY) -m xslit.demo
-	$(PY) samples/xslit_stereo.py --out out/xslit_stereo
+	rm -f outputs/metrics.json
+	$(PY) samples/xslit_stereo.py --out outputs/xslit_stereo --metrics outputs/metrics.json
+	$(PY) samples/pushbroom_stereo.py --out outputs/pushbroom --metrics outputs/metrics.json
+	@echo "make demo: results in outputs/ (images, matches.png, points.ply, cloud.png, dsm.png, metrics.json)"
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="out/xslit_stereo")
     ap.add_argument("--size", default="640x480")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--metrics", default=None,
+                    help="also record the figures under 'xslit_stereo' in this JSON file (merged)")
     args = ap.parse_args(argv)
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))
@@ -168,6 +170,11 @@ def main(argv=None) -> int:
     iio.imwrite(out / "matches.png", xslit.drawMatchesMask(
         renders[0]["image"], p1, renders[1]["image"], p2, mask, maxMatches=300))
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    if args.metrics:
+        path = Path(args.metrics)
+        merged = json.loads(path.read_text()) if path.exists() else {}
+        merged["xslit_stereo"] = metrics
+        path.write_text(json.dumps(merged, indent=2) + "\n")
     print(f"wrote {out}/ in {metrics['total_s']:.1f} s")
     return 0
 
