@@ -243,6 +243,8 @@ INTRINSICS_BAD = [
     ("theta", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), "a", 1.0)),
     ("theta", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1j, 1.0)),
     ("theta", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), [1.0, 2.0], 1.0)),
+    ("theta", lambda: xslit.TwoSlitIntrinsics.from_parameters(800, 600, theta=80.0)),
+    ("theta", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), -1.0, 1.0)),
     ("d", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1.0, 0.0)),
     ("d", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1.0, np.inf)),
     ("d", lambda: xslit.TwoSlitIntrinsics(np.eye(2), np.eye(2), 1.0, None)),

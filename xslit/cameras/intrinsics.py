@@ -88,6 +88,11 @@ class TwoSlitIntrinsics:
         if not np.isfinite(theta) or abs(np.sin(theta)) < 1e-12:
             raise ValueError(f"theta must be a finite angle with sin(theta) != 0 (slits not "
                              f"parallel), got {self.theta}")
+        if not 0 < theta < 2 * np.pi:
+            # The decomposition returns the slit angle in (0, 2 pi); a value beyond is most
+            # likely degrees passed as radians, which must not go unnoticed.
+            raise ValueError(f"theta must be the slit angle in radians, in (0, 2 pi), got "
+                             f"{self.theta} (degrees? pass np.radians({self.theta}))")
         d = _real_scalar("d", self.d)
         if not np.isfinite(d) or d == 0:
             raise ValueError(f"d must be a finite non-zero slit distance, got {self.d}")
@@ -98,7 +103,13 @@ class TwoSlitIntrinsics:
 
     @classmethod
     def from_parameters(cls, fu, fv, u0=0.0, v0=0.0, theta=np.pi / 2, d=1.0):
-        """Parallel intrinsics from the magnifications and principal point of Proposition 1."""
+        """Parallel intrinsics from the magnifications and principal point of Proposition 1.
+
+        ``K1 = [fu u0; 0 1]`` and ``K2 = [2 fv v0; 0 1]``: the factor 2 is the paper's (a
+        camera whose two magnifications are equal far from the slits has ``K2[0, 0] = fu``,
+        i.e. ``fv = fu / 2``). ``theta`` is the slit angle in radians (``np.radians(80)``),
+        ``d`` the signed slit distance in world units.
+        """
         return cls(np.array([[fu, u0], [0.0, 1.0]]), np.array([[2.0 * fv, v0], [0.0, 1.0]]),
                    theta, d)
 
