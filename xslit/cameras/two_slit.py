@@ -262,19 +262,23 @@ class TwoSlitCamera(Camera):
         a1, a2 = self.A1[1], self.A2[1]
         s1 = d @ a1[:3]
         s2 = d @ a2[:3]
-        eps = 1e-12 * np.linalg.norm(d, axis=1)
-        flip = np.where(np.abs(s1) > eps * np.linalg.norm(a1[:3]), s1 < 0, s2 < 0)
-        d[flip] *= -1
-        s1[flip] *= -1
-        s2[flip] *= -1
+        # d is a unit vector: the slope s1 is zero to rounding below this.
+        flip = np.where(np.abs(s1) > 1e-12 * np.linalg.norm(a1[:3]), s1 < 0, s2 < 0)
+        sign = 1.0 - 2.0 * flip
+        d *= sign[:, None]
+        s1 *= sign
+        s2 *= sign
         f1 = o @ a1[:3] + a1[3]
         f2 = o @ a2[:3] + a2[3]
         with np.errstate(divide="ignore", invalid="ignore"):
-            t1 = np.where(s1 > 0, -f1 / s1, -np.inf)
-            t2 = np.where(s2 > 0, -f2 / s2, -np.inf)
-        t = np.maximum(t1, t2)
-        t = np.where(np.isfinite(t), t, 0.0)
-        return np.concatenate([o + t[:, None] * d, d], axis=1)
+            t = np.maximum(np.where(s1 > 0, -f1 / s1, -np.inf),
+                           np.where(s2 > 0, -f2 / s2, -np.inf))
+        t[~np.isfinite(t)] = 0.0
+        out = np.empty((len(d), 6))
+        np.multiply(d, t[:, None], out=out[:, :3])
+        out[:, :3] += o
+        out[:, 3:] = d
+        return out
 
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict:
