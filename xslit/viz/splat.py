@@ -47,7 +47,8 @@ def look_at_frame(points, front=(0.0, 0.0, 1.0), up=(0.0, 1.0, 0.0), *, fov_deg=
     fov_deg : float
         Vertical field of view of the perspective camera.
     fill : float
-        Fraction of the shorter image side covered by the cloud's bounding sphere.
+        Fraction of the shorter image side covered by the sphere around 99% of the points
+        (the few farthest may fall outside the picture).
 
     Returns
     -------
@@ -64,9 +65,11 @@ def look_at_frame(points, front=(0.0, 0.0, 1.0), up=(0.0, 1.0, 0.0), *, fov_deg=
     right /= np.linalg.norm(right)
     true_up = np.cross(right, view)
     if len(points):
-        lo, hi = points.min(axis=0), points.max(axis=0)
+        # Framed on the bulk of the cloud: a few stray points (a triangulated mismatch far
+        # behind the scene) must not shrink everything else to a speck.
+        lo, hi = np.percentile(points, [1.0, 99.0], axis=0)
         center = (lo + hi) / 2
-        radius = float(np.linalg.norm(points - center, axis=1).max())
+        radius = float(np.percentile(np.linalg.norm(points - center, axis=1), 99.0))
     else:
         center, radius = np.zeros(3), 1.0
     radius = radius if radius > 0 else 1.0
@@ -97,7 +100,8 @@ def render_points(points, colors=None, size=(640, 480), *, front=(0.0, 0.0, 1.0)
     fov_deg : float
         Vertical field of view of the perspective projection.
     fill : float
-        Fraction of the shorter image side covered by the cloud's bounding sphere.
+        Fraction of the shorter image side covered by the sphere around 99% of the points
+        (the few farthest may fall outside the picture).
 
     Returns
     -------
