@@ -28,9 +28,11 @@ def _is_terminal(stream) -> bool:
 def _columns(stream) -> int:
     """The terminal's width for ``stream`` ($COLUMNS, then the terminal, then 80)."""
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, ValueError, OSError):
-        return shutil.get_terminal_size((80, 24)).columns
+        columns = shutil.get_terminal_size((80, 24)).columns
+    # A pseudo-terminal whose size was never set (``script``, some CI runners) reports 0.
+    return columns if columns > 0 else 80
 
 
 class ProgressBar:
