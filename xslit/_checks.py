@@ -6,20 +6,33 @@ Public entry points call these once; the math kernels below them assume valid in
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
 __all__ = [
+    "MAX_ARRAY_BYTES",
+    "check_allocation",
     "check_array",
     "check_camera_stack",
     "check_finite",
     "check_image_points",
+    "check_index_array",
     "check_matrix",
     "check_object_points",
+    "check_path",
     "check_positive_int",
+    "check_real",
     "check_rng",
     "check_skew_lines",
+    "check_vector",
+    "format_bytes",
 ]
+
+#: Largest working array an entry point agrees to allocate (8 GiB). Sizes beyond are refused
+#: with a ValueError naming the argument and the memory it would need, before allocating, rather
+#: than failing later with a MemoryError (or numpy's "array is too big") that names nothing.
+MAX_ARRAY_BYTES = 8 << 30
 
 
 def _describe(a) -> str:
@@ -28,17 +41,143 @@ def _describe(a) -> str:
     return f"{type(a).__name__}"
 
 
-def check_array(name: str, value, *, dtype=np.float64) -> np.ndarray:
-    """Convert ``value`` to a numeric ndarray, rejecting object, string and complex input."""
+def check_array(name: str, value, *, dtype=np.float64, allow_bool: bool = False) -> np.ndarray:
+    """Convert ``value`` to a numeric ndarray, rejecting object, string, complex and (unless
+    ``allow_bool``) boolean input: a mask passed by mistake would otherwise be read as numbers
+    0 and 1.
+
+    Examples
+    --------
+    >>> check_array("A1", [[1, 2], [3, 4]]).dtype
+    dtype('float64')
+    >>> check_array("A1", np.eye(2) != 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: A1 must be a real numeric array, got an array of booleans (a mask?)
+    """
     if value is None:
         raise ValueError(f"{name} must be an array, got None")
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a real numeric array, got {type(value).__name__} "
+                         f"{value!r:.40}")
     try:
         a = np.asarray(value)
     except Exception as exc:  # ragged lists and the like
         raise ValueError(f"{name} must be a numeric array, got {type(value).__name__}") from exc
+    if a.dtype == bool and not allow_bool:
+        raise ValueError(f"{name} must be a real numeric array, got an array of booleans "
+                         "(a mask?)")
     if a.dtype == object or a.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be a real numeric array, got {_describe(a)}")
-    return a.astype(dtype, copy=False)
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
+def check_real(name: str, value, *, low: float = -np.inf, high: float = np.inf,
+               low_open: bool = False, high_open: bool = False, nonzero: bool = False,
+               what: str = "a finite real number") -> float:
+    """A finite real scalar (a Python or numpy number, or a size-1 array; not a bool, not
+    None) within ``[low, high]`` (open ends by ``low_open``, ``high_open``).
+
+    Examples
+    --------
+    >>> check_real("fu", 800)
+    800.0
+    >>> check_real("fu", 0, low=0, low_open=True, what="a positive magnification")
+    Traceback (most recent call last):
+    ...
+    ValueError: fu must be a positive magnification, got 0
+    >>> check_real("fv", None)
+    Traceback (most recent call last):
+    ...
+    ValueError: fv must be a finite real number, got None
+    """
+    if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    if isinstance(value, numbers.Real):
+        x = float(value)
+    else:
+        try:
+            a = np.asarray(value)
+        except Exception as exc:
+            raise ValueError(f"{name} must be {what}, got {type(value).__name__}") from exc
+        if a.dtype.kind not in "iuf" or a.size != 1:
+            raise ValueError(f"{name} must be {what}, got {_describe(a)}")
+        x = float(a.reshape(()))
+    below = x <= low if low_open else x < low
+    above = x >= high if high_open else x > high
+    if not np.isfinite(x) or below or above or (nonzero and x == 0):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return x
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in binary units: ``format_bytes(3 << 30) == '3.0 GiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_allocation(name: str, value, nbytes: float, *, limit: int | None = None) -> None:
+    """Refuse ``value`` of argument ``name`` when the arrays it implies need more than
+    ``limit`` bytes (:data:`MAX_ARRAY_BYTES` by default), before anything is allocated.
+
+    Examples
+    --------
+    >>> check_allocation("imageSize", (640, 480), 640 * 480 * 48)
+    >>> check_allocation("imageSize", (50000, 50000), 50000 * 50000 * 48)
+    Traceback (most recent call last):
+    ...
+    ValueError: imageSize must fit in 8.0 GiB of working memory, got (50000, 50000), which needs 111.8 GiB
+    """
+    limit = MAX_ARRAY_BYTES if limit is None else limit
+    if nbytes > limit:
+        raise ValueError(f"{name} must fit in {format_bytes(limit)} of working memory, "
+                         f"got {value!r}, which needs {format_bytes(nbytes)}")
+
+
+def check_path(name: str, value) -> str | os.PathLike:
+    """A file-system path: ``str`` or ``os.PathLike`` (not None, not bytes or a number).
+
+    Examples
+    --------
+    >>> check_path("path", None)
+    Traceback (most recent call last):
+    ...
+    ValueError: path must be a path (str or os.PathLike), got None
+    """
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, os.PathLike):
+        return value
+    raise ValueError(f"{name} must be a path (str or os.PathLike), got {value!r:.60}")
+
+
+def check_index_array(name: str, value) -> np.ndarray:
+    """An int64 array of indices: integer input, or floats holding whole numbers (as a file
+    may store them); fractional, non-finite and out-of-int64 values are refused rather than
+    truncated.
+
+    Examples
+    --------
+    >>> check_index_array("triangles", [[0, 1, 2.0]])
+    array([[0, 1, 2]])
+    >>> check_index_array("triangles", [[0, 1, 2.5]])
+    Traceback (most recent call last):
+    ...
+    ValueError: triangles must hold whole numbers (indices), got 1 fractional or non-finite entries
+    """
+    a = check_array(name, value, dtype=None)
+    if a.dtype.kind in "iu":
+        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{name} must hold indices below 2**63, got {a.max()}")
+        return a.astype(np.int64)
+    bad = ~np.isfinite(a) | (a != np.round(a)) | (np.abs(a) >= 2.0 ** 63)
+    if bad.any():
+        raise ValueError(f"{name} must hold whole numbers (indices), got "
+                         f"{int(np.count_nonzero(bad))} fractional or non-finite entries")
+    return a.astype(np.int64)
 
 
 def check_finite(name: str, a: np.ndarray) -> np.ndarray:
@@ -53,6 +192,25 @@ def check_matrix(name: str, value, shape: tuple[int, ...], *, finite: bool = Tru
     a = check_array(name, value)
     if a.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {a.shape}")
+    if finite:
+        check_finite(name, a)
+    return a
+
+
+def check_vector(name: str, value, size: int, *, finite: bool = True) -> np.ndarray:
+    """A float64 ``(size,)`` vector; ``(size, 1)`` and ``(1, size)`` (cv2's layouts) are
+    flattened.
+
+    Examples
+    --------
+    >>> check_vector("rvec", [[0.1], [0.2], [0.3]], 3)
+    array([0.1, 0.2, 0.3])
+    """
+    a = check_array(name, value)
+    if a.size == size and a.ndim <= 2:
+        a = a.reshape(size)
+    if a.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {a.shape}")
     if finite:
         check_finite(name, a)
     return a

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_array, check_matrix, check_positive_int
+from ._checks import check_matrix, check_positive_int, check_vector
 from .cameras import PushbroomCamera, TwoSlitCamera
 from .geometry.projective import matrix_from_rvec
 
@@ -309,9 +309,9 @@ def mosaic_camera(K, rvec, tvec, velocity, column, slope=0.0, *, strip_width: in
     array([[10., 66.]])
     """
     K = _check_K(K)
-    R = matrix_from_rvec(check_matrix("rvec", np.ravel(check_array("rvec", rvec)), (3,)))
-    t = check_matrix("tvec", np.ravel(check_array("tvec", tvec)), (3,))
-    v = check_matrix("velocity", np.ravel(check_array("velocity", velocity)), (3,))
+    R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+    t = check_vector("tvec", tvec, 3)
+    v = check_vector("velocity", velocity, 3)
     a = _check_scalar("column", column)
     b = _check_scalar("slope", slope)
     w = check_positive_int("strip_width", strip_width)

@@ -30,12 +30,13 @@ canonical one of eq. matrices_finite_two_slit: ``r1 = e1``, ``r2 = (cos θ, sin 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import check_array, check_matrix
+from .._checks import check_array, check_matrix, check_real, check_vector
 from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from .pushbroom import PushbroomCamera
 from .two_slit import TwoSlitCamera
@@ -59,10 +60,13 @@ _PARALLEL_TOL = 1e-9
 
 
 def _real_scalar(name: str, value) -> float:
-    a = check_array(name, value)
-    if a.size != 1:
-        raise ValueError(f"{name} must be a real scalar, got an array of shape {a.shape}")
-    return float(a.reshape(()))
+    return check_real(name, value, what="a finite real scalar")
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)  # an owned copy
+    a.setflags(write=False)
+    return a
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,8 @@ class TwoSlitIntrinsics:
         d = _real_scalar("d", self.d)
         if not np.isfinite(d) or d == 0:
             raise ValueError(f"d must be a finite non-zero slit distance, got {self.d}")
-        object.__setattr__(self, "K1", K1 / K1[1, 1])
-        object.__setattr__(self, "K2", K2 / K2[1, 1])
+        object.__setattr__(self, "K1", _read_only(K1 / K1[1, 1]))
+        object.__setattr__(self, "K2", _read_only(K2 / K2[1, 1]))
         object.__setattr__(self, "theta", theta)
         object.__setattr__(self, "d", d)
 
@@ -110,6 +114,10 @@ class TwoSlitIntrinsics:
         i.e. ``fv = fu / 2``). ``theta`` is the slit angle in radians (``np.radians(80)``),
         ``d`` the signed slit distance in world units.
         """
+        fu = check_real("fu", fu, low=0, low_open=True, what="a finite positive magnification")
+        fv = check_real("fv", fv, low=0, low_open=True, what="a finite positive magnification")
+        u0 = check_real("u0", u0, what="a finite principal point coordinate")
+        v0 = check_real("v0", v0, what="a finite principal point coordinate")
         return cls(np.array([[fu, u0], [0.0, 1.0]]), np.array([[2.0 * fv, v0], [0.0, 1.0]]),
                    theta, d)
 
@@ -471,8 +479,8 @@ def decompose_pushbroom(camera: PushbroomCamera) -> PushbroomDecomposition:
 
 
 def _pose_rows(rvec, tvec, theta):
-    R = matrix_from_rvec(check_matrix("rvec", np.ravel(check_array("rvec", rvec)), (3,)))
-    t = check_matrix("tvec", np.ravel(check_array("tvec", tvec)), (3,))
+    R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+    t = check_vector("tvec", tvec, 3)
     c, s = np.cos(theta), np.sin(theta)
     row1 = np.append(R[0], t[0])
     row2 = np.append(c * R[0] + s * R[1], c * t[0] + s * t[1])
@@ -486,8 +494,22 @@ def compose_two_slit(intrinsics: TwoSlitIntrinsics, rvec, tvec) -> TwoSlitCamera
         raise ValueError(f"intrinsics must be TwoSlitIntrinsics, got {type(intrinsics).__name__}")
     row1, row2, row3 = _pose_rows(rvec, tvec, intrinsics.theta)
     row4 = row3 + np.array([0, 0, 0, intrinsics.d])
-    return TwoSlitCamera(intrinsics.K1 @ np.stack([row1, row3]),
-                         intrinsics.K2 @ np.stack([row2, row4]))
+    with _degenerate_pose_names_tvec(tvec):
+        return TwoSlitCamera(intrinsics.K1 @ np.stack([row1, row3]),
+                             intrinsics.K2 @ np.stack([row2, row4]))
+
+
+@contextlib.contextmanager
+def _degenerate_pose_names_tvec(tvec):
+    """Validated intrinsics and a rotation give full-rank, skew matrices in exact arithmetic;
+    when the composed camera still fails its checks, the translation swamped the other entries
+    in floating point, and the error names ``tvec``."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"tvec must be small enough for the composed camera to stay a "
+                         f"two-slit camera in floating point, got {np.ravel(tvec).tolist()} "
+                         f"({exc})") from exc
 
 
 def compose_pushbroom(intrinsics: PushbroomIntrinsics, rvec, tvec) -> PushbroomCamera:
@@ -496,13 +518,14 @@ def compose_pushbroom(intrinsics: PushbroomIntrinsics, rvec, tvec) -> PushbroomC
     if not isinstance(intrinsics, PushbroomIntrinsics):
         raise ValueError(f"intrinsics must be PushbroomIntrinsics, got "
                          f"{type(intrinsics).__name__}")
-    R = matrix_from_rvec(check_matrix("rvec", np.ravel(check_array("rvec", rvec)), (3,)))
-    t = check_matrix("tvec", np.ravel(check_array("tvec", tvec)), (3,))
+    R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+    t = check_vector("tvec", tvec, 3)
     Rt = np.column_stack([R, t])
     a, b = intrinsics.velocity[1:] / intrinsics.v
     rows = np.stack([Rt[1] - a * Rt[0], Rt[2] - b * Rt[0]])
-    return PushbroomCamera(intrinsics.K1 @ np.stack([Rt[0], [0, 0, 0, 1.0]]),
-                           intrinsics.K2 @ rows)
+    with _degenerate_pose_names_tvec(tvec):
+        return PushbroomCamera(intrinsics.K1 @ np.stack([Rt[0], [0, 0, 0, 1.0]]),
+                               intrinsics.K2 @ rows)
 
 
 def compose_camera(intrinsics, rvec, tvec):

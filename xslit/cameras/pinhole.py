@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_matrix
+from .._checks import check_matrix, check_vector
 from ..geometry.plucker import line_from_origin_direction
 from ..geometry.projective import matrix_from_rvec
 from .base import Camera, homogeneous_points
@@ -37,6 +37,7 @@ class PinholeCamera(Camera):
         if s[0] == 0 or s[2] / s[0] < 1e-12:
             raise ValueError("P must have an invertible left 3x3 block (a finite camera), "
                              "got a singular one")
+        P.setflags(write=False)  # validated once; a changed camera is a new object
         self.P = P
 
     def __repr__(self) -> str:
@@ -46,8 +47,11 @@ class PinholeCamera(Camera):
     def from_intrinsics(cls, K, rvec=(0.0, 0.0, 0.0), tvec=(0.0, 0.0, 0.0)) -> PinholeCamera:
         """``P = K [R | t]`` with the pose given as cv2 does (Rodrigues ``rvec``, ``tvec``)."""
         K = check_matrix("K", K, (3, 3))
-        R = matrix_from_rvec(check_matrix("rvec", np.ravel(rvec), (3,)))
-        t = check_matrix("tvec", np.ravel(tvec), (3,))
+        s = np.linalg.svd(K, compute_uv=False)
+        if not s[0] > 0 or s[2] / s[0] < 1e-12:
+            raise ValueError(f"K must be an invertible 3x3 intrinsic matrix, got {K.tolist()}")
+        R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+        t = check_vector("tvec", tvec, 3)
         return cls(K @ np.hstack([R, t[:, None]]))
 
     @property

@@ -50,8 +50,9 @@ class PushbroomCamera(TwoSlitCamera):
         if np.abs(row[:3]).max() > 1e-12 * abs(row[3]) or row[3] == 0:
             raise ValueError("A1 of a pushbroom camera must have second row proportional to "
                              f"(0, 0, 0, 1) (one slit at infinity), got {row.tolist()}")
-        super().__init__(A1 / row[3], A2)
-        self.A1[1] = (0.0, 0.0, 0.0, 1.0)
+        A1 = A1 / row[3]
+        A1[1] = (0.0, 0.0, 0.0, 1.0)
+        super().__init__(A1, A2)
 
     @classmethod
     def from_matrix(cls, P) -> PushbroomCamera:
@@ -65,6 +66,9 @@ class PushbroomCamera(TwoSlitCamera):
     @classmethod
     def from_two_slit(cls, camera: TwoSlitCamera) -> PushbroomCamera:
         """View a two-slit camera whose first slit lies at infinity as a pushbroom camera."""
+        if not isinstance(camera, TwoSlitCamera):
+            raise ValueError("camera must be a TwoSlitCamera, got "
+                             f"{type(camera).__name__}")
         return cls(camera.A1, camera.A2)
 
     @property

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._checks import check_array, check_matrix, check_skew_lines
+from .._checks import check_array, check_matrix, check_positive_int, check_skew_lines
 from ..geometry.plucker import (
     dual_line,
     dual_matrix,
@@ -93,11 +93,15 @@ class RationalCamera(Camera):
     model = "rational"
 
     def __init__(self, essential_map: Callable[[np.ndarray], np.ndarray], frame, beta: int):
+        if not callable(essential_map):
+            raise ValueError("essential_map must be callable ((N, 4) points to (N, 2) "
+                             f"coordinates on the retinal plane), got {type(essential_map).__name__}")
         self.frame = check_matrix("frame", frame, (4, 3)).copy()
         if np.linalg.matrix_rank(self.frame) < 3:
             raise ValueError("frame must have rank 3 (three independent points of a plane)")
+        self.frame.setflags(write=False)  # validated once; a changed camera is a new object
         self.essential_map = essential_map
-        self.beta = int(beta)
+        self.beta = check_positive_int("beta", beta, minimum=0)
         self.N = plane_projection_matrix(self.frame)
         self._spec: dict = {}
 

@@ -48,16 +48,27 @@ def check_two_slit_matrices(A1, A2, name1: str = "A1", name2: str = "A2"):
     """
     A1 = check_matrix(name1, A1, (2, 4)).copy()
     A2 = check_matrix(name2, A2, (2, 4)).copy()
+    # The tests run on copies scaled to unit largest entry: each matrix is defined up to scale,
+    # and at scales near 1e-200 or 1e200 the Pluecker products below under- or overflow.
+    unit = []
     for name, A in ((name1, A1), (name2, A2)):
+        peak = np.abs(A).max()
+        if peak == 0:
+            raise ValueError(f"{name} must have rank 2 (its null space is a slit), got zeros")
+        A = A / peak
         s = np.linalg.svd(A, compute_uv=False)
-        if s[0] == 0 or s[1] / s[0] < 1e-12:
-            raise ValueError(f"{name} must have rank 2 (its null space is a slit), got rank 1 or 0")
+        if s[1] / s[0] < 1e-12:
+            raise ValueError(f"{name} must have rank 2 (its null space is a slit), got rank 1 "
+                             f"(singular values {s[0]:.3g} and {s[1]:.3g} relative to its "
+                             "largest entry)")
+        unit.append(A)
     # det([A1; A2]) is the incidence l1 . l2* of the slits; relative to |l1| |l2| it does not
     # depend on the scales of the rows nor on a change of image coordinates (rows mixed).
-    l1 = line_from_planes(A1[0], A1[1])
-    l2 = line_from_planes(A2[0], A2[1])
-    rel = abs(np.linalg.det(np.vstack([A1, A2]))) / (np.linalg.norm(l1) * np.linalg.norm(l2))
-    if rel < SKEW_TOL:
+    n1, n2 = unit
+    l1 = line_from_planes(n1[0], n1[1])
+    l2 = line_from_planes(n2[0], n2[1])
+    rel = abs(np.linalg.det(np.vstack([n1, n2]))) / (np.linalg.norm(l1) * np.linalg.norm(l2))
+    if not rel >= SKEW_TOL:
         raise ValueError(
             f"{name1} and {name2} have intersecting null spaces: the slits meet, so this is "
             f"not a two-slit camera (|l1 . l2*| / (|l1| |l2|) = {rel:.2e})"
@@ -88,7 +99,12 @@ class TwoSlitCamera(Camera):
     model = "two_slit"
 
     def __init__(self, A1, A2):
-        self.A1, self.A2 = check_two_slit_matrices(A1, A2)
+        A1, A2 = check_two_slit_matrices(A1, A2)
+        # Read-only: a camera is validated once, at construction; a changed camera is a new
+        # object (writing NaN into cam.A1 would otherwise bypass every check).
+        A1.setflags(write=False)
+        A2.setflags(write=False)
+        self.A1, self.A2 = A1, A2
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(A1={self.A1.tolist()!r}, A2={self.A2.tolist()!r})"
@@ -132,7 +148,7 @@ class TwoSlitCamera(Camera):
         l2 = check_matrix("slit2", slit2, (6,))
         Y = check_matrix("frame", frame, (4, 3))
         check_skew_lines("slit1", l1, "slit2", l2, tol=SKEW_TOL)
-        if np.linalg.matrix_rank(Y, tol=1e-12 * np.abs(Y).max()) < 3:
+        if not np.abs(Y).max() > 0 or np.linalg.matrix_rank(Y, tol=1e-12 * np.abs(Y).max()) < 3:
             raise ValueError("frame must have rank 3 (three independent points of a plane), "
                              f"got rank {np.linalg.matrix_rank(Y)}")
         y1, y2, y3 = Y.T

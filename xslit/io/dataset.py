@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from .._checks import check_array
+from .._checks import check_array, check_path, check_real
 from ..cameras import (
     Camera,
     PinholeCamera,
@@ -649,7 +649,7 @@ def load_dataset(path, *, checksums: bool = True, progress: bool | None = False)
         checksum mismatch, malformed JSON, bad camera data, undecodable image, or arrays whose
         shapes disagree with the camera's image size.
     """
-    root = Path(path)
+    root = Path(check_path("path", path))
     m = _read_manifest(root)
     _check_files(root, m, checksums, progress)
     views: list[View] = []
@@ -677,6 +677,12 @@ def load_dataset(path, *, checksums: bool = True, progress: bool | None = False)
             if points.shape != (h, w, 3) or points.dtype.kind != "f":
                 raise ValueError(f"{pts_rel}: points must be a float array of shape ({h}, {w}, "
                                  f"3), got {points.dtype} {points.shape}")
+            # NaN marks a pixel without a hit; an infinite coordinate is no point at all (and
+            # would silently drop the pixel from every check).
+            if np.isinf(points).any():
+                raise ValueError(f"{pts_rel}: points must be finite or NaN (no hit), got "
+                                 f"{int(np.isinf(points).any(axis=2).sum())} pixels with an "
+                                 "infinite coordinate")
         views.append(View(name, camera, img, points, intr, pose, meta))
     names = [v.name for v in views]
     if len(set(names)) != len(names):
@@ -692,6 +698,13 @@ def load_dataset(path, *, checksums: bool = True, progress: bool | None = False)
             raise ValueError(f"{MANIFEST}: correspondences[{k}] names unknown views {[a, b]}")
         rel = _listed(m, entry["file"], f"correspondences {a}-{b}")
         z = _read_npz(root / rel, rel, ("points1", "points2", "X"))
+        for key in ("points1", "points2", "X"):
+            if z[key].dtype.kind != "f":
+                raise ValueError(f"{rel}: {key} must be a float array, got dtype {z[key].dtype}")
+            if not np.isfinite(z[key]).all():
+                raise ValueError(f"{rel}: {key} must be finite, got "
+                                 f"{int(np.count_nonzero(~np.isfinite(z[key])))} NaN or inf "
+                                 "entries")
         n = len(z["X"])
         if (z["X"].shape != (n, 3) or z["points1"].shape != (n, 2)
                 or z["points2"].shape != (n, 2)):
@@ -727,6 +740,8 @@ def verify_dataset(path, *, reprojection_tol: float = 1e-3,
     ValueError
         As :func:`load_dataset`, or when ground truth does not reproject.
     """
+    reprojection_tol = check_real("reprojection_tol", reprojection_tol, low=0, low_open=True,
+                                  what="a finite positive number of pixels")
     ds = load_dataset(path, checksums=True, progress=progress)
     worst_pair = 0.0
     for c in ds.correspondences:

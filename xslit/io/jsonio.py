@@ -61,3 +61,5 @@ def read_json(path, *, label: str | None = None):
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name}: malformed JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
+    except RecursionError:  # thousands of nested brackets exhaust the parser's stack
+        raise ValueError(f"{name}: malformed JSON: nested too deeply") from None

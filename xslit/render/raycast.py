@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import check_array, check_positive_int, check_rng
+from .._checks import check_allocation, check_array, check_positive_int, check_real, check_rng
 from ..cameras import Camera
 from ._open3d import import_cv2, import_open3d
 from .scene import Scene
@@ -38,6 +38,9 @@ __all__ = ["Correspondences", "correspondences_between", "pixel_grid", "renderIm
 
 #: Default light direction (towards the light): from above, slightly to the side.
 DEFAULT_LIGHT = (0.35, -0.45, 0.82)
+#: Working memory of a render per pixel: the pixel grid (16 bytes), the image (3), depth (8),
+#: hit points (24) and mask (1) it returns, and the rays and hits of the blocks in flight.
+BYTES_PER_PIXEL = 64
 #: Relative depth tolerance of the visibility test of :func:`correspondences_between`.
 DEPTH_TOLERANCE = 1e-4
 
@@ -52,6 +55,7 @@ def _check_image_size(imageSize) -> tuple[int, int]:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"imageSize must be a (width, height) pair of positive ints, "
                              f"got {imageSize!r}")
+    check_allocation("imageSize", imageSize, float(w) * float(h) * BYTES_PER_PIXEL)
     return int(w), int(h)
 
 
@@ -458,8 +462,7 @@ def _to_uint8(image: np.ndarray) -> np.ndarray:
 
 def _check_shading(light_dir, ambient, background, nthreads):
     light = _check_direction("light_dir", light_dir)
-    if not 0 <= ambient <= 1:
-        raise ValueError(f"ambient must be in [0, 1], got {ambient}")
+    ambient = check_real("ambient", ambient, low=0, high=1, what="a number in [0, 1]")
     bg = check_array("background", background)
     if bg.shape != (3,) or not np.all((bg >= 0) & (bg <= 255)):
         raise ValueError(f"background must be an RGB triple in [0, 255], got {background!r}")

@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 
-from .._checks import check_array, check_finite
+from .._checks import check_array, check_finite, check_index_array
 from ._open3d import import_open3d
 from .textures import sample_texture
 
@@ -155,7 +155,11 @@ class Scene:
         V = check_finite("vertices", check_array("vertices", vertices))
         if V.ndim != 2 or V.shape[1] != 3 or len(V) < 3:
             raise ValueError(f"vertices must have shape (V, 3) with V >= 3, got {V.shape}")
-        T = check_array("triangles", triangles, dtype=np.int64)
+        big = np.finfo(np.float32).max
+        if np.abs(V).max() > big:  # Open3D casts in float32: these would become inf
+            raise ValueError(f"vertices must be within float32 range (|x| <= {big:.3g}), got "
+                             f"{np.abs(V).max():.3g}")
+        T = check_index_array("triangles", triangles)
         if T.ndim != 2 or T.shape[1] != 3 or len(T) < 1:
             raise ValueError(f"triangles must have shape (T, 3) with T >= 1, got {T.shape}")
         if T.min() < 0 or T.max() >= len(V):
@@ -181,7 +185,7 @@ class Scene:
         self.textures = [_check_texture(f"textures[{i}]", t) for i, t in enumerate(textures)]
         self.material_ids = None
         if material_ids is not None:
-            m = check_array("material_ids", material_ids, dtype=np.int64)
+            m = check_index_array("material_ids", material_ids)
             if m.shape != (nt,):
                 raise ValueError(f"material_ids must have shape ({nt},), got {m.shape}")
             if m.max(initial=-1) >= len(self.textures):

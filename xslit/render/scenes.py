@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_array, check_positive_int, check_rng
+from .._checks import check_allocation, check_array, check_positive_int, check_real, check_rng
 from ..geometry.projective import rvec_from_matrix
 from .scene import Scene
 from .textures import (
@@ -163,6 +163,14 @@ class MeshBuilder:
                                  material_ids=np.concatenate(self._materials), info=info)
 
 
+#: Working memory per texel of a procedural texture: the RGB texel and the float64 noise,
+#: shading and colour temporaries that make it.
+BYTES_PER_TEXEL = 64
+#: Working memory per vertex of the terrain grid: heights and their noise octaves, vertices,
+#: texture coordinates and the two triangles with their texture coordinates.
+BYTES_PER_GRID_VERTEX = 256
+
+
 def _seed_info(rng) -> int | None:
     return int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
 
@@ -195,12 +203,16 @@ def make_room_scene(rng=None, *, size=(12.0, 12.0, 4.2), n_objects: int = 10,
     """
     seed = _seed_info(rng)
     rng = check_rng(rng)
-    sx, sy, sz = (float(v) for v in check_array("size", size))
-    if min(sx, sy, sz) <= 0:
-        raise ValueError(f"size must be three positive extents, got {size!r}")
+    extents = check_array("size", size)
+    if extents.shape != (3,) or not (np.all(np.isfinite(extents)) and np.all(extents > 0)):
+        raise ValueError(f"size must be three finite positive extents, got {size!r}")
+    sx, sy, sz = (float(v) for v in extents)
     n_objects = check_positive_int("n_objects", n_objects, minimum=0)
-    if not texels_per_unit > 0:
-        raise ValueError(f"texels_per_unit must be positive, got {texels_per_unit}")
+    texels_per_unit = check_real("texels_per_unit", texels_per_unit, low=0, low_open=True,
+                                 what="a finite positive texture resolution")
+    # Walls, floor and ceiling textures: their texels, with the float temporaries that make them.
+    area = 2 * (sx + sy) * sz + 1.25 * sx * sy
+    check_allocation("size", size, area * texels_per_unit ** 2 * BYTES_PER_TEXEL)
     floor = -1.2
 
     def tex_size(a, b):
@@ -296,11 +308,13 @@ def make_terrain_scene(rng=None, *, n_triangles: int = 1_000_000, extent: float 
     seed = _seed_info(rng)
     rng = check_rng(rng)
     n_triangles = check_positive_int("n_triangles", n_triangles, minimum=2)
+    check_allocation("n_triangles", n_triangles, n_triangles / 2 * BYTES_PER_GRID_VERTEX)
     texture_size = check_positive_int("texture_size", texture_size, minimum=16)
-    if not extent > 0 or not relief > 0:
-        raise ValueError(f"extent and relief must be positive, got {extent}, {relief}")
-    if not 0 <= sea_level < 1:
-        raise ValueError(f"sea_level must be in [0, 1), got {sea_level}")
+    check_allocation("texture_size", texture_size, float(texture_size) ** 2 * BYTES_PER_TEXEL)
+    extent = check_real("extent", extent, low=0, low_open=True, what="a finite positive length")
+    relief = check_real("relief", relief, low=0, low_open=True, what="a finite positive height")
+    sea_level = check_real("sea_level", sea_level, low=0, high=1, high_open=True,
+                           what="a fraction in [0, 1)")
     n = max(2, round(np.sqrt(n_triangles / 2)) + 1)
     h = fractal_noise((n, n), rng, scale=3.0, octaves=10, persistence=0.5)
     h = h ** 1.6  # broad valleys, sharper peaks
@@ -354,12 +368,15 @@ def make_calibration_target(rng=None, *, planes: int = 3, squares=(8, 8),
     if planes > 3:
         raise ValueError(f"planes must be 2 or 3, got {planes}")
     try:
-        rows, cols = (check_positive_int("squares", int(v), minimum=2) for v in squares)
+        rows, cols = (check_positive_int("squares", v, minimum=2) for v in squares)
     except (TypeError, ValueError):
         raise ValueError(f"squares must be a (rows, cols) pair of ints >= 2, got {squares!r}") \
             from None
-    if not square_size > 0:
-        raise ValueError(f"square_size must be positive, got {square_size}")
+    square_size = check_real("square_size", square_size, low=0, low_open=True,
+                             what="a finite positive length")
+    square_px = check_positive_int("square_px", square_px, minimum=1)
+    check_allocation("square_px", square_px,
+                     planes * float(rows * square_px) * float(cols * square_px) * BYTES_PER_TEXEL)
     e = np.eye(3)
     axes = [(e[0], e[1]), (e[1], e[2]), (e[0], e[2])][:planes]
     b = MeshBuilder()
