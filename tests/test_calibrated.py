@@ -403,7 +403,7 @@ def test_sweep_scene_never_confidently_in_a_wrong_basin(seed, tol):
     res = calibrated_two_view(sc.points1, sc.points2, sc.intrinsics1, sc.intrinsics2, mask,
                               threshold=thr, rng=0)
     if res.status == "ok":
-        score = score_two_view(sc, res.inliers, res.R, res.t, threshold=thr,
+        score = score_two_view(sc, res.inliers.astype(np.uint8), res.R, res.t, threshold=thr,
                                factor=tol.CALIBRATED_BASIN_FACTOR)
         assert score["determined"]
         assert score["pose_within"], (score["rotation_ratio"], score["translation_ratio"])

@@ -863,7 +863,8 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # has too few (a start still far from the bottom of its basin for a small threshold).
     # The comparison needs each basin's bottom, not its precise optimum: the fits use about
     # 300 of the correspondences (the best candidate is refitted to all its inliers below).
-    weights = np.where(inls[best].sum(axis=1, keepdims=True) >= 12, inls[best], start[None])
+    weights = np.where(inls[best].sum(axis=1, keepdims=True) >= 12, inls[best],
+                       start[None]).astype(float)
     part = np.arange(n)[:: max(1, n // 300)]
     if np.all(weights[:, part].sum(axis=1) >= 12):
         weights, G_fit = weights[:, part], G_all[:, part]
@@ -914,7 +915,8 @@ def _local_optimisation(Phi, G_all, terms, R, t, score, inl, threshold, rng, n_s
         if sk[k] < score:
             R, t, score, inl, improved = Rk[k], tk[k], sk[k], ik[k], True
     for _ in range(5):  # re-fit to all inliers (a quarter of them is noisier)
-        Rf, tf, _ = refine_pose_sampson(Phi, G_all, R[None], t[None], inl[None])
+        Rf, tf, _ = refine_pose_sampson(Phi, G_all, R[None], t[None],
+                                        inl[None].astype(float))
         sf, inf = _score(Phi, G_all, terms, Rf, tf, threshold)
         if not sf[0] < score:
             break
