@@ -1869,3 +1869,63 @@ def random_calibration_views(intrinsics, n_views: int, rng=None, *, sigma: float
     return {"object_points": [X.copy() for _ in true], "image_points": noisy,
             "image_points_true": true, "rvecs": np.array(rvecs), "tvecs": np.array(tvecs),
             "intrinsics": intrinsics}
+
+
+def random_along_track_pair(rng=None, n: int = 600, *, size: int = 600, sigma: float = 0.15,
+                            tilt_deg: float = 20.0, pass_offset: float = 25.0,
+                            altitude: float = 150.0, extent: float = 100.0) -> dict:
+    r"""Along-track pushbroom stereo: two passes over a gently rolling terrain.
+
+    The instrument of satellite along-track stereo (SPOT HRS, PRISM): a linear sensor across
+    the flight line (+x at ``altitude``), the view tilted ``tilt_deg`` fore on the first pass
+    and aft on a second pass flown ``pass_offset`` to the side, each strip ``size`` lines of
+    ``size`` pixels over the terrain ``[-extent/2, extent/2]^2`` (heights of a few units).
+    The relative pose is a rotation of ``2 tilt_deg`` about the sensor line and a baseline
+    comparable with the strip; such a pair also fits, nearly as well, poses about
+    :math:`2\,\mathrm{tilt}` degrees off whose translation grows without bound.
+
+    Parameters
+    ----------
+    rng : None, int or numpy.random.Generator
+    n : int
+        Correspondences (terrain points seen by both strips).
+    size : int
+        Lines and sensor pixels of each strip.
+    sigma : float
+        Standard deviation of the pixel noise.
+
+    Returns
+    -------
+    dict
+        ``points1``, ``points2`` ``(n, 2)`` noisy pixels, ``points`` ``(n, 3)`` in the world,
+        ``intrinsics1``, ``intrinsics2`` (:class:`~xslit.cameras.PushbroomIntrinsics`) and the
+        pose of camera 2 relative to camera 1, ``rvec``, ``tvec``.
+    """
+    rng = check_rng(rng)
+    n = check_positive_int("n", n)
+    setups = []
+    for tilt, offset in ((tilt_deg, 0.0), (-tilt_deg, pass_offset)):
+        tau = np.radians(tilt)
+        axis = np.array([np.sin(tau), 0.0, -np.cos(tau)])
+        sensor = np.array([0.0, -1.0, 0.0])
+        R = np.stack([np.cross(sensor, axis), sensor, axis])  # world to camera
+        margin = 1.1 * extent
+        origin = np.array([-margin / 2 - altitude * np.tan(tau), offset, altitude])
+        f = (size / 2) / (0.55 * extent * np.cos(tau) / altitude)
+        intr = PushbroomIntrinsics(R @ np.array([margin / size, 0.0, 0.0]), f, (size - 1) / 2)
+        setups.append((intr, R, -R @ origin))
+    cams = [compose_camera(i, rvec_from_matrix(R), t) for i, R, t in setups]
+    xy = rng.uniform(-extent / 2, extent / 2, (4 * n, 2))
+    h = 3.0 * np.sin(xy[:, 0] / 9.0) * np.cos(xy[:, 1] / 13.0) + rng.normal(0.0, 1.0, 4 * n)
+    X = np.column_stack([xy, h])
+    q1, q2 = cams[0].project(X), cams[1].project(X)
+    seen = np.all((q1 > 0) & (q1 < size - 1) & (q2 > 0) & (q2 < size - 1), axis=1)
+    if seen.sum() < n:
+        raise ValueError(f"n must be at most {int(seen.sum())} for these strips, got {n}")
+    keep = np.flatnonzero(seen)[:n]
+    (i1, R1, t1), (i2, R2, t2) = setups
+    R = R2 @ R1.T
+    return {"points1": q1[keep] + rng.normal(0.0, sigma, (n, 2)),
+            "points2": q2[keep] + rng.normal(0.0, sigma, (n, 2)),
+            "points": X[keep], "intrinsics1": i1, "intrinsics2": i2,
+            "rvec": rvec_from_matrix(R), "tvec": t2 - R @ t1}

@@ -99,6 +99,7 @@ from .two_view import (
 
 __all__ = [
     "AMBIGUITY_LEVEL",
+    "LENGTH_FACTORS",
     "MODEL_FIT_LEVEL",
     "MODEL_FIT_RETRY",
     "RANK_TOLERANCE",
@@ -337,8 +338,12 @@ def rotations_for_translations(Phi, M, t, *, iterations: int = 8):
     return _descend_on_rotations(np.concatenate([L, L]), R, iterations)
 
 
+#: Lengths of :func:`translation_grid`, in units of the reference length.
+LENGTH_FACTORS = (1 / 8, 1 / 2, 2.0, 8.0, 32.0)
+
+
 def translation_grid(reference: float, n_directions: int = 64,
-                     factors=(1 / 8, 1 / 2, 2.0, 8.0, 32.0)) -> np.ndarray:
+                     factors=LENGTH_FACTORS) -> np.ndarray:
     """Translations ``(n_directions * len(factors), 3)``: :func:`fibonacci_sphere` directions
     at lengths ``reference * factors`` (the Sampson fits converge from a length within about
     a factor of 2 of the right one and a direction within about 15 degrees)."""
@@ -620,6 +625,7 @@ class CalibratedPose:
     candidates: int  # starts of the Sampson fits (rotation grid and translation grid)
     score: float = np.inf  # MSAC cost over all N, pixels^2
     alternatives: list = field(default_factory=list)
+    reference: float = np.nan  # the translation grid's reference length (_reference_length)
 
 
 def _ray_terms(rays1, rays2):
@@ -739,9 +745,13 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
         When no pose is found or the pose explains fewer than 90% of the starting
         correspondences (which a tensor explained; a pose in the right basin explains nearly
         all of them, less only the outliers the tensor absorbed: a pushbroom scene's wrong
-        basin, 26 degrees off, explained 82%), search once more with four times the
-        directions, twice the subsets and starts, and the rotation grid (at least 1,000
-        rotations), and keep the better pose.
+        basin, 26 degrees off, explained 82%), or when its translation is longer than the
+        grid's longest length (``max(LENGTH_FACTORS)`` times the reference: a pose sliding
+        towards an infinite translation, where a pushbroom pair's tensor tends to a limit
+        that fits nearly as well as the maximum-likelihood pose, 40 degrees off on a fore/aft
+        pair), search once more with four times the directions, twice the subsets and
+        starts, and the rotation grid (at least 1,000 rotations), and keep the better
+        pose.
 
     Returns
     -------
@@ -772,7 +782,8 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
         if not retry:
             raise
         pose = None
-    if retry and (pose is None or np.count_nonzero(pose.inliers & start) < 0.9 * start.sum()):
+    if retry and (pose is None or np.count_nonzero(pose.inliers & start) < 0.9 * start.sum()
+                  or np.linalg.norm(pose.t) > max(LENGTH_FACTORS) * pose.reference):
         again = _search_pose(*args, max(4 * n_rotations, 1000), 4 * n_directions,
                              2 * n_subsets, 2 * n_starts, 2 * n_candidates, lo_iterations)
         if pose is None or again.score < pose.score:
@@ -855,23 +866,43 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     scores, inls = _score(Phi, G_all, terms, Rs, ts, threshold)
     # Candidates at least 3 degrees or 20% of the translation apart: starts still sliding
     # down one basin would otherwise take every place.
-    best = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), n_candidates, 3.0, 0.2)
-    best = [k for k in best if np.isfinite(scores[k])]
+    ranked = [k for k in np.argsort(scores, kind="stable") if np.isfinite(scores[k])]
+    best = _distinct_poses(Rs, ts, ranked, n_candidates, 3.0, 0.2)
+    # A weakly observed translation length can make a family of poses, one rotation with
+    # lengths from the grid's shortest to many times its longest, that fits nearly as well as
+    # the maximum-likelihood pose (t -> 0 on nearly central slits; t -> infinity on a pushbroom
+    # pair, whose tensor then tends to a limit that depends only on R and the direction of t).
+    # Distinct by their lengths, its members can take every place; the best start of each
+    # other rotation (10 degrees apart) is a candidate too, so that the basin of the
+    # maximum-likelihood pose, whose starts are fewer and further from its bottom, is fitted.
+    best += [k for k in _distinct(Rs, ranked, n_candidates // 2, 10.0) if k not in best]
     if not best:
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
     # Each candidate is fitted to its inliers, or to the starting correspondences while it
     # has too few (a start still far from the bottom of its basin for a small threshold).
     # The comparison needs each basin's bottom, not its precise optimum: the fits use about
     # 300 of the correspondences (the best candidate is refitted to all its inliers below).
-    weights = np.where(inls[best].sum(axis=1, keepdims=True) >= 12, inls[best],
-                       start[None]).astype(float)
+    # A candidate a few degrees from the bottom of its basin gains inliers with each fit; the
+    # fits to the re-selected inliers go on while its cost falls (a pushbroom pair's
+    # candidate 6 degrees off needed four rounds to reach the bottom, 0.1 degrees off).
     part = np.arange(n)[:: max(1, n // 300)]
-    if np.all(weights[:, part].sum(axis=1) >= 12):
-        weights, G_fit = weights[:, part], G_all[:, part]
-    else:
-        G_fit = G_all
-    Rs, ts, _ = refine_pose_sampson(Phi, G_fit, Rs[best], ts[best], weights, iterations=12)
-    scores, inls = _score(Phi, G_all, terms, Rs, ts, threshold)
+    Rs, ts, scores, inls = Rs[best], ts[best], np.full(len(best), np.inf), inls[best]
+    active = np.arange(len(best))
+    for _ in range(FIT_ROUNDS):
+        weights = np.where(inls[active].sum(axis=1, keepdims=True) >= 12, inls[active],
+                           start[None]).astype(float)
+        if np.all(weights[:, part].sum(axis=1) >= 12):
+            weights, G_fit = weights[:, part], G_all[:, part]
+        else:
+            G_fit = G_all
+        Ra, ta, _ = refine_pose_sampson(Phi, G_fit, Rs[active], ts[active], weights,
+                                        iterations=12)
+        sa, ia = _score(Phi, G_all, terms, Ra, ta, threshold)
+        falling = ~(sa >= scores[active] * (1.0 - FIT_PROGRESS))
+        Rs[active], ts[active], scores[active], inls[active] = Ra, ta, sa, ia
+        active = active[falling & np.isfinite(sa)]
+        if not len(active):
+            break
     order = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
     order = [k for k in order if np.isfinite(scores[k]) and inls[k].any()]
     if not order:
@@ -889,8 +920,11 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     others = [(Rs[j], ts[j], inls[j], float(scores[j])) for j in order[1:]]
     others = [o for o in others if _distinct_poses(np.stack([R, o[0]]), np.stack([t, o[1]]),
                                                    [0, 1], 2, 0.1, 0.01) == [0, 1]]
-    pose = CalibratedPose(R, t, inl, rms, n_starts_total, float(score), others)
-    return pose
+    return CalibratedPose(R, t, inl, rms, n_starts_total, float(score), others, reference)
+
+
+FIT_ROUNDS = 8
+FIT_PROGRESS = 0.01
 
 
 def _local_optimisation(Phi, G_all, terms, R, t, score, inl, threshold, rng, n_subsets):
