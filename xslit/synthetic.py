@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import check_array, check_matrix, check_positive_int, check_rng
+from ._checks import check_array, check_mask, check_matrix, check_positive_int, check_rng
 from .cameras import (
     PinholeCamera,
     PushbroomCamera,
@@ -1316,11 +1316,7 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     """
     scene = _check_scene(scene)
     n = len(scene.inliers)
-    m = np.ravel(check_array("mask", mask))
-    if m.shape != (n,):
-        raise ValueError(f"mask must have {n} entries (one per correspondence), got shape "
-                         f"{np.shape(mask)}")
-    m = m != 0
+    m = check_mask("mask", mask, n)
     factor = _check_real("factor", factor, 0.0, np.inf, lo_open=True, hi_open=True)
     ceiling = noise_ceiling(scene, threshold)
     precision, recall = _precision_recall(m, scene.inliers)
