@@ -56,6 +56,7 @@ __all__ = [
     "ml_from_truth",
     "noise_ceiling",
     "pushbroom_at_sensor_angle",
+    "random_along_track_pair",
     "random_calibration_views",
     "random_pinhole_camera",
     "random_points_in_front",
