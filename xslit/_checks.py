@@ -24,6 +24,7 @@ __all__ = [
     "check_positive_int",
     "check_real",
     "check_rng",
+    "check_rvec",
     "check_skew_lines",
     "check_vector",
     "format_bytes",
@@ -214,6 +215,30 @@ def check_vector(name: str, value, size: int, *, finite: bool = True) -> np.ndar
     if finite:
         check_finite(name, a)
     return a
+
+
+#: Largest rotation-vector norm accepted (radians): beyond, the angle modulo 2 pi is lost to
+#: rounding and the Rodrigues formula overflows.
+MAX_RVEC_NORM = 1e8
+
+
+def check_rvec(name: str, value) -> np.ndarray:
+    """A Rodrigues rotation vector, ``(3,)`` float64 (cv2's ``(3, 1)`` accepted), of norm at
+    most :data:`MAX_RVEC_NORM`.
+
+    Examples
+    --------
+    >>> check_rvec("rvec", [[0.0], [0.0], [1e300]])
+    Traceback (most recent call last):
+    ...
+    ValueError: rvec must have a norm of at most 1e+08 radians (beyond, the angle is lost to rounding), got 1e+300
+    """
+    r = check_vector(name, value, 3)
+    size = np.abs(r).max()
+    if size > MAX_RVEC_NORM:
+        raise ValueError(f"{name} must have a norm of at most {MAX_RVEC_NORM:.0e} radians "
+                         f"(beyond, the angle is lost to rounding), got {size:.3g}")
+    return r
 
 
 def _check_points(name: str, value, dims: tuple[int, ...], min_count: int, label: str):

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._checks import check_matrix, check_positive_int, check_vector
+from ._checks import check_matrix, check_positive_int, check_rvec, check_vector
 from .cameras import PushbroomCamera, TwoSlitCamera
 from .geometry.projective import matrix_from_rvec
 
@@ -309,7 +309,7 @@ def mosaic_camera(K, rvec, tvec, velocity, column, slope=0.0, *, strip_width: in
     array([[10., 66.]])
     """
     K = _check_K(K)
-    R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+    R = matrix_from_rvec(check_rvec("rvec", rvec))
     t = check_vector("tvec", tvec, 3)
     v = check_vector("velocity", velocity, 3)
     a = _check_scalar("column", column)

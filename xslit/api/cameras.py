@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_array, check_object_points, check_vector
+from .._checks import check_array, check_object_points, check_rvec, check_vector
 from ..cameras import (
     PushbroomCamera,
     PushbroomIntrinsics,
@@ -128,7 +128,7 @@ def projectTwoSlitPoints(objectPoints, rvec, tvec, intrinsics, computeJacobian=F
     X = check_object_points("objectPoints", objectPoints)
     if X.shape[1] != 3:
         raise ValueError(f"objectPoints must have shape (N, 3), got {X.shape}")
-    r = check_vector("rvec", rvec, 3)
+    r = check_rvec("rvec", rvec)
     t = check_vector("tvec", tvec, 3)
     if not isinstance(intrinsics, (TwoSlitIntrinsics, PushbroomIntrinsics)):
         raise ValueError("intrinsics must be TwoSlitIntrinsics or PushbroomIntrinsics, got "

@@ -174,6 +174,8 @@ def computeCorrespondEpilines(points, whichImage: int, F) -> np.ndarray:
     >>> computeCorrespondEpilines(s["points2"], 2, F).shape
     (5, 4)
     """
+    if isinstance(whichImage, bool) or whichImage not in (1, 2):
+        raise ValueError(f"whichImage must be 1 or 2, got {whichImage!r}")
     return curves_from_points(F, points, whichImage)
 
 

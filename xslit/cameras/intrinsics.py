@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import check_array, check_matrix, check_real, check_vector
+from .._checks import check_array, check_matrix, check_real, check_rvec, check_vector
 from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from .pushbroom import PushbroomCamera
 from .two_slit import TwoSlitCamera
@@ -479,7 +479,7 @@ def decompose_pushbroom(camera: PushbroomCamera) -> PushbroomDecomposition:
 
 
 def _pose_rows(rvec, tvec, theta):
-    R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+    R = matrix_from_rvec(check_rvec("rvec", rvec))
     t = check_vector("tvec", tvec, 3)
     c, s = np.cos(theta), np.sin(theta)
     row1 = np.append(R[0], t[0])
@@ -505,8 +505,9 @@ def _degenerate_pose_names_tvec(tvec):
     when the composed camera still fails its checks, the translation swamped the other entries
     in floating point, and the error names ``tvec``."""
     try:
-        yield
-    except ValueError as exc:
+        with np.errstate(over="raise", invalid="raise"):
+            yield
+    except (ValueError, FloatingPointError) as exc:
         raise ValueError(f"tvec must be small enough for the composed camera to stay a "
                          f"two-slit camera in floating point, got {np.ravel(tvec).tolist()} "
                          f"({exc})") from exc
@@ -518,7 +519,7 @@ def compose_pushbroom(intrinsics: PushbroomIntrinsics, rvec, tvec) -> PushbroomC
     if not isinstance(intrinsics, PushbroomIntrinsics):
         raise ValueError(f"intrinsics must be PushbroomIntrinsics, got "
                          f"{type(intrinsics).__name__}")
-    R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+    R = matrix_from_rvec(check_rvec("rvec", rvec))
     t = check_vector("tvec", tvec, 3)
     Rt = np.column_stack([R, t])
     a, b = intrinsics.velocity[1:] / intrinsics.v

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_matrix, check_vector
+from .._checks import check_matrix, check_rvec, check_vector
 from ..geometry.plucker import line_from_origin_direction
 from ..geometry.projective import matrix_from_rvec
 from .base import Camera, homogeneous_points
@@ -50,7 +50,7 @@ class PinholeCamera(Camera):
         s = np.linalg.svd(K, compute_uv=False)
         if not s[0] > 0 or s[2] / s[0] < 1e-12:
             raise ValueError(f"K must be an invertible 3x3 intrinsic matrix, got {K.tolist()}")
-        R = matrix_from_rvec(check_vector("rvec", rvec, 3))
+        R = matrix_from_rvec(check_rvec("rvec", rvec))
         t = check_vector("tvec", tvec, 3)
         return cls(K @ np.hstack([R, t[:, None]]))
 

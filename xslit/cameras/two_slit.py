@@ -169,8 +169,9 @@ class TwoSlitCamera(Camera):
     @property
     def slits(self) -> tuple[np.ndarray, np.ndarray]:
         """The two slits as unit-norm Plücker lines: null spaces of ``A1`` and ``A2``."""
-        return (normalize_lines(line_from_planes(self.A1[0], self.A1[1])),
-                normalize_lines(line_from_planes(self.A2[0], self.A2[1])))
+        A1, A2 = _unit_scaled(self.A1), _unit_scaled(self.A2)
+        return (normalize_lines(line_from_planes(A1[0], A1[1])),
+                normalize_lines(line_from_planes(A2[0], A2[1])))
 
     @property
     def exceptional_line(self) -> np.ndarray:
@@ -179,7 +180,8 @@ class TwoSlitCamera(Camera):
         It is :math:`y_1 \vee y_2`, a transversal to both slits, and every retinal plane of the
         camera contains it.
         """
-        return normalize_lines(line_from_planes(self.A1[1], self.A2[1]))
+        return normalize_lines(line_from_planes(_unit_scaled(self.A1)[1],
+                                                _unit_scaled(self.A2)[1]))
 
     def retinal_frame(self, plane) -> np.ndarray:
         r"""Projective frame :math:`Y` on a retinal plane of this camera (proof of the Lemma).
@@ -299,6 +301,12 @@ class TwoSlitCamera(Camera):
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"model": self.model, "A1": self.A1.tolist(), "A2": self.A2.tolist()}
+
+
+def _unit_scaled(A: np.ndarray) -> np.ndarray:
+    """``A`` divided by its largest entry: the same projection (defined up to scale), with
+    products of entries that neither under- nor overflow."""
+    return A / np.abs(A).max()
 
 
 def _off_line(Pstar, y) -> bool:

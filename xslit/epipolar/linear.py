@@ -166,8 +166,9 @@ def refine_pass(V, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def conditioning_from_eigenvalues(w) -> np.ndarray | float:
     """``s_15 / s_1`` (second smallest over largest singular value) from ascending ``s^2``."""
     if np.ndim(w) == 1:  # one fit: plain floats (a few numpy calls on 16 numbers cost more)
-        return math.sqrt(w[1] / w[15]) if w[15] > 0 else 0.0
-    s = np.sqrt(w)
+        # w[1] is >= 0 but for rounding (a tensor family: a zero eigenvalue to rounding)
+        return math.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
+    s = np.sqrt(np.maximum(w, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = np.where(s[..., 15] > 0, s[..., 1] / s[..., 15], 0.0)
     return float(cond) if np.ndim(cond) == 0 else cond

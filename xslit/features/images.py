@@ -42,7 +42,11 @@ def check_image(name: str, image) -> np.ndarray:
     """
     if image is None:
         raise ValueError(f"{name} must be an image array, got None")
-    a = np.asarray(image)
+    try:
+        a = np.asarray(image)
+    except ValueError:  # a ragged list
+        raise ValueError(f"{name} must be an image array, got a ragged "
+                         f"{type(image).__name__}") from None
     if a.dtype != np.uint8:
         raise ValueError(f"{name} must be a uint8 image (8-bit, as renderImage returns), "
                          f"got dtype {a.dtype}")
