@@ -1,6 +1,7 @@
 """Shared fixtures. Tolerances live in ``tests/tolerances.py``; seeded scenes come from
 ``xslit.synthetic``; projective comparisons use ``xslit.testing``."""
 
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -28,3 +29,18 @@ def rng(request):
     """A Generator seeded from the test's name: reproducible, different for every test."""
     seed = zlib.crc32(request.node.nodeid.encode())
     return np.random.default_rng(seed)
+
+
+# Hypothesis profiles for the property tests (tests/test_properties.py). Both are derandomized:
+# the same examples run on every machine, so a failure reproduces. "quick" keeps the whole
+# property suite under a minute on two cores; "thorough" (the slow run, or
+# XSLIT_HYPOTHESIS_PROFILE=thorough) draws ten times as many examples.
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "quick", max_examples=25, derandomize=True, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors])
+settings.register_profile(
+    "thorough", max_examples=250, derandomize=True, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors])
+settings.load_profile(os.environ.get("XSLIT_HYPOTHESIS_PROFILE", "quick"))

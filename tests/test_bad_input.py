@@ -377,3 +377,74 @@ def test_import_xslit_does_not_import_cv2_or_open3d():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "", f"import xslit imported {out.stdout.strip()}"
+
+
+# Cases an outside harness found misbehaving; each must raise a ValueError naming its argument.
+
+def test_booleans_are_not_numbers():
+    with pytest.raises(ValueError, match=r"^A1 must be a real numeric array, got an array of "
+                                         r"booleans"):
+        xslit.TwoSlitCamera(A1 != 0, A2)
+    with pytest.raises(ValueError, match=r"^points must"):
+        CAM.project(np.ones((3, 3)) > 0)
+    with pytest.raises(ValueError, match=r"^rvec must"):
+        xslit.projectTwoSlitPoints(np.ones((3, 3)), R0 > 0, T0, INTR)
+    with pytest.raises(ValueError, match=r"^K must"):
+        xslit.PinholeCamera.from_intrinsics(np.eye(3) != 0)
+    with pytest.raises(ValueError, match=r"^theta must"):
+        xslit.TwoSlitIntrinsics.from_parameters(800, 600, 320, 240, theta=True, d=True)
+
+
+def test_messages_name_the_argument_at_fault():
+    with pytest.raises(ValueError, match=r"^fu must be a finite positive magnification, got 0"):
+        xslit.TwoSlitIntrinsics.from_parameters(0, 600, 320, 240, 1.4, 1.5)
+    with pytest.raises(ValueError, match=r"^fv must .* got None"):
+        xslit.TwoSlitIntrinsics.from_parameters(800, None, 320, 240, 1.4, 1.5)
+    with pytest.raises(ValueError, match=r"^tvec must"):
+        xslit.composeTwoSlitProjection(INTR, R0, [0, 0, 1e300])
+    with pytest.raises(ValueError, match=r"^rvec must have a norm of at most"):
+        xslit.composeTwoSlitProjection(INTR, [0, 0, 1e300], T0)
+    with pytest.raises(ValueError, match=r"^camera must be a TwoSlitCamera, got NoneType"):
+        xslit.PushbroomCamera.from_two_slit(None)
+    with pytest.raises(ValueError, match=r"^beta must be an integer"):
+        RationalCamera(lambda X: X, Y, "a")
+    with pytest.raises(ValueError, match=r"^whichImage must be 1 or 2, got 0"):
+        xslit.computeCorrespondEpilines(np.ones((2, 2)), 0, np.ones((2, 2, 2, 2)))
+
+
+def test_a_translation_that_swamps_the_camera_is_named():
+    # Full rank in exact arithmetic, rank 1 to rounding: the error names tvec, not A1.
+    with pytest.raises(ValueError, match=r"^tvec must be small enough"):
+        xslit.composeTwoSlitProjection(INTR, R0, [0, 0, 1e12])
+    assert np.isfinite(xslit.composeTwoSlitProjection(INTR, R0, [0, 0, 1e3]).A1).all()
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_camera_matrices_at_extreme_scales(scale):
+    X = np.array([[0.3, 0.2, 3.0], [-1.0, 0.5, 4.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cam = xslit.TwoSlitCamera(A1 * scale, A2)
+        np.testing.assert_allclose(cam.project(X), CAM.project(X), rtol=1e-12)
+        cam.slits  # noqa: B018 (Pluecker coordinates of the scaled matrices)
+    with pytest.raises(ValueError, match=r"^A1 and A2 .*slits meet"):
+        xslit.TwoSlitCamera([[1.0 * scale, 0, 0, 0], [0, 0, scale, 0]],
+                            [[0.0, 1, 0, 0], [0, 0, 1, 0]])
+
+
+def test_cameras_cannot_be_corrupted_after_construction():
+    cam = xslit.TwoSlitCamera(A1, A2)
+    for a in (cam.A1, cam.A2, INTR.K1, INTR.K2, PB.A1, xslit.PinholeCamera(np.eye(3, 4)).P):
+        with pytest.raises(ValueError, match="read-only"):
+            a[0, 0] = np.nan
+    F = xslit.computeEpipolarTensor(cam, PB)
+    assert np.isfinite(F).all()
+
+
+def test_identical_cameras_are_a_reported_failure_not_an_exception():
+    # The conditioning of the linear fit took the square root of an eigenvalue rounded below 0.
+    X = synthetic.random_points_in_front([CAM], 30, 0, radius=0.5)
+    p = CAM.project(X)
+    F, mask = xslit.findEpipolarTensor(p, p, xslit.FM_LINEAR)
+    assert F is None or np.isfinite(F).all()
+    assert mask.shape == (len(p), 1)

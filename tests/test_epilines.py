@@ -235,7 +235,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match=r"^points must be finite"):
         cce([[np.nan, 1.0]], 1, F)
     for which in (0, 3, True, "1"):
-        with pytest.raises(ValueError, match=r"^which_image must be 1 or 2"):
+        with pytest.raises(ValueError, match=r"^whichImage must be 1 or 2"):
             cce(s["points1"], which, F)
     with pytest.raises(ValueError, match=r"^curves must have shape \(N, 4\)"):
         polylines_from_curves(np.zeros((3, 3)), (10, 10))

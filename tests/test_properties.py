@@ -1,0 +1,757 @@
+"""Properties of the public API, checked on generated input (Hypothesis).
+
+For every name in ``xslit.__all__``: valid input gives a finite result consistent with the
+ground truth it was made from; malformed input raises a ValueError whose message starts with the
+argument's name; nothing raises another exception type, warns (pytest runs with warnings as
+errors) or returns NaN silently. ``test_every_public_name_has_a_property`` keeps the list
+complete: a new public name fails it until a property covers it.
+
+Examples are derandomized (profiles in ``conftest.py``): "quick" by default, "thorough" in the
+slow run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import strategies as S
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
+import xslit
+from xslit.epipolar.curves import curve_distance
+
+COVERED: set[str] = set()
+
+
+def covers(*names):
+    """Record that the decorated property exercises ``names`` of ``xslit.__all__``."""
+    COVERED.update(names)
+    return lambda f: f
+
+
+def raises_named(name: str):
+    """``pytest.raises`` for a ValueError whose message starts with the argument's name."""
+    return pytest.raises(ValueError, match=rf"^{name} ")
+
+
+def rel_err(a, b) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
+
+
+def _nan_free(*arrays):
+    for a in arrays:
+        assert np.all(np.isfinite(np.asarray(a, float)))
+
+
+def _ray_distance(camera, X):
+    """Distance from each point to the viewing ray of its own projection."""
+    px = camera.project(X)
+    rays = camera.rays(px)
+    d = X - rays[:, :3]
+    return np.linalg.norm(np.cross(d, rays[:, 3:]), axis=1)
+
+
+# -- cameras -----------------------------------------------------------------------------------
+
+@covers("TwoSlitCamera", "PushbroomCamera", "Camera", "composeTwoSlitProjection",
+        "composePushbroomProjection", "projectTwoSlitPoints")
+@given(S.posed_scenes())
+def test_projection_is_finite_and_points_lie_on_their_rays(scene):
+    intr, rvec, tvec, cam, X = scene
+    assert isinstance(cam, xslit.Camera)
+    px = cam.project(X)
+    _nan_free(px)
+    assert np.max(_ray_distance(cam, X)) < 1e-6 * (1 + np.abs(X).max())
+    if isinstance(intr, xslit.TwoSlitIntrinsics):
+        cv_px, _ = xslit.projectTwoSlitPoints(X, rvec, tvec, intr)
+        assert rel_err(cv_px.reshape(-1, 2), px) < 1e-9
+
+
+@covers("TwoSlitCamera")
+@given(S.two_slit_cameras(), S.scales(), S.scales(), S.camera_points(1, 10))
+def test_two_slit_camera_is_invariant_to_the_scale_of_its_matrices(cam, s1, s2, Xc):
+    scaled = xslit.TwoSlitCamera(cam.A1 * s1, cam.A2 * s2)
+    X = np.vstack([Xc, cam.rays([[0.0, 0.0]])[:, :3] + cam.rays([[0.0, 0.0]])[:, 3:]])
+    assert rel_err(scaled.project(X), cam.project(X)) < 1e-9
+
+
+@covers("TwoSlitCamera", "PushbroomCamera", "PinholeCamera", "TwoSlitIntrinsics",
+        "PushbroomIntrinsics")
+@given(S.posed_scenes(1, 1))
+def test_camera_and_intrinsics_arrays_are_read_only(scene):
+    intr, _, _, cam, _ = scene
+    pin = xslit.PinholeCamera.from_intrinsics(np.diag([500.0, 500, 1]))
+    owners = [(cam, "A1"), (cam, "A2"), (intr, "K1"), (intr, "K2"), (pin, "P")]
+    owners += [(intr, "velocity")] if isinstance(intr, xslit.PushbroomIntrinsics) else []
+    for obj, attr in owners:
+        before = np.array(getattr(obj, attr))
+        a = getattr(obj, attr)
+        try:
+            a[(0,) * a.ndim] = np.nan
+        except ValueError as exc:
+            assert "read-only" in str(exc)
+        # Either refused, or a fresh copy (a derived property): the object is unchanged.
+        np.testing.assert_array_equal(getattr(obj, attr), before)
+
+
+@covers("TwoSlitCamera")
+@given(S.malformed_arrays((2, 4)), st.sampled_from(["A1", "A2"]))
+def test_two_slit_camera_refuses_malformed_matrices(bad, which):
+    A1 = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0]])
+    A2 = np.array([[0.0, 2, 0, 0], [0, 0, 1, 1]])
+    with raises_named(which):
+        xslit.TwoSlitCamera(*((bad, A2) if which == "A1" else (A1, bad)))
+
+
+@covers("TwoSlitCamera")
+@given(S.two_slit_cameras(), st.data())
+def test_matrices_in_other_layouts_give_the_same_camera(cam, data):
+    A1 = data.draw(S.array_layouts(np.array(cam.A1)))
+    other = xslit.TwoSlitCamera(A1, cam.A2)
+    np.testing.assert_array_equal(other.A1, cam.A1)
+
+
+@covers("Camera", "TwoSlitCamera", "PinholeCamera")
+@given(S.malformed_arrays((5, 3), allow_empty=True))
+def test_project_refuses_malformed_points(bad):
+    cam = xslit.TwoSlitCamera([[1.0, 0, 0, 0], [0, 0, 1, 0]], [[0.0, 2, 0, 0], [0, 0, 1, 1]])
+    pin = xslit.PinholeCamera.from_intrinsics(np.diag([500.0, 500, 1]))
+    for c in (cam, pin):
+        with raises_named("points"):
+            c.project(bad)
+
+
+@covers("PushbroomCamera")
+@given(S.posed_scenes(1, 10, pushbroom=True))
+def test_pushbroom_from_its_matrix_and_from_two_slit_agree(scene):
+    _, _, _, cam, X = scene
+    again = xslit.PushbroomCamera.from_matrix(cam.matrix)
+    assert rel_err(again.project(X), cam.project(X)) < 1e-9
+    view = xslit.PushbroomCamera.from_two_slit(xslit.TwoSlitCamera(cam.A1, cam.A2))
+    assert rel_err(view.project(X), cam.project(X)) < 1e-9
+
+
+@covers("PushbroomCamera")
+@given(st.sampled_from([None, "cam", np.eye(3), {"A1": 1}]))
+def test_pushbroom_from_two_slit_refuses_non_cameras(bad):
+    with raises_named("camera"):
+        xslit.PushbroomCamera.from_two_slit(bad)
+
+
+@covers("PinholeCamera")
+@given(S.vectors(3, 200, 2000), S.poses(), S.camera_points(1, 10))
+def test_pinhole_projects_k_r_t(f, pose, Xc):
+    rvec, tvec = pose
+    K = np.array([[f[0], 0, f[2] / 4], [0, f[1], f[2] / 5], [0, 0, 1]])
+    cam = xslit.PinholeCamera.from_intrinsics(K, rvec, tvec)
+    X = S.world_from_camera(Xc, rvec, tvec)
+    u = Xc @ K.T
+    assert rel_err(cam.project(X), u[:, :2] / u[:, 2:]) < 1e-9
+    assert np.max(_ray_distance(cam, X)) < 1e-6 * (1 + np.abs(X).max())
+
+
+@covers("PinholeCamera")
+@given(S.malformed_arrays((3, 3)) | st.just(np.zeros((3, 3))))
+def test_pinhole_refuses_malformed_k(bad):
+    with raises_named("K"):
+        xslit.PinholeCamera.from_intrinsics(bad)
+
+
+@covers("RationalCamera")
+@given(S.two_slit_cameras(), S.camera_points(1, 10))
+def test_rational_two_slit_camera_sees_along_the_slits(cam, Xc):
+    # In the camera's own frame the slits lie in z = 0 and z = -d: z = 1 is a retinal plane.
+    intr = xslit.decomposeTwoSlitProjection(cam).intrinsics
+    cam = xslit.composeTwoSlitProjection(intr, np.zeros(3), np.zeros(3))
+    l1, l2 = cam.slits
+    Y = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]])
+    rat = xslit.RationalCamera.two_slit(l1, l2, Y)
+    X = Xc + np.array([0.0, 0.0, 0.5])
+    px = rat.project(X)
+    ok = np.isfinite(px).all(axis=1)
+    assume(ok.any())
+    assert np.max(_ray_distance(rat, X[ok])) < 1e-6 * (1 + np.abs(X).max())
+
+
+@covers("RationalCamera")
+@given(st.sampled_from(["a", None, 1.5, True, -1, [1]]))
+def test_rational_camera_refuses_a_bad_class(beta):
+    Y = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]])
+    with raises_named("beta"):
+        xslit.RationalCamera(lambda X: X, Y, beta)
+
+
+@covers("TwoSlitIntrinsics")
+@given(st.sampled_from(["fu", "fv", "u0", "v0", "theta", "d"]),
+       S.malformed_scalars(allow_zero=True))
+def test_two_slit_intrinsics_refuse_malformed_scalars(name, bad):
+    args = {"fu": 800.0, "fv": 600.0, "u0": 320.0, "v0": 240.0, "theta": 1.2, "d": 0.5}
+    if isinstance(bad, float) and bad == 0.0 and name in ("u0", "v0"):
+        return  # a principal point may be 0
+    args[name] = bad
+    with raises_named(name):
+        xslit.TwoSlitIntrinsics.from_parameters(**args)
+
+
+@covers("PushbroomIntrinsics")
+@given(st.sampled_from(["v", "f", "u", "yaw", "tilt"]), S.malformed_scalars())
+def test_pushbroom_intrinsics_refuse_malformed_scalars(name, bad):
+    args = {"v": 0.02, "f": 800.0, "u": 300.0, "yaw": 0.1, "tilt": 0.2}
+    args[name] = bad
+    with raises_named(name):
+        xslit.PushbroomIntrinsics.from_parameters(**args)
+
+
+@covers("decomposeTwoSlitProjection", "decomposePushbroomProjection", "composeTwoSlitProjection",
+        "composePushbroomProjection")
+@given(S.posed_scenes(1, 1))
+def test_decomposition_recovers_intrinsics_and_pose(scene):
+    intr, rvec, tvec, cam, _ = scene
+    if isinstance(intr, xslit.PushbroomIntrinsics):
+        out = xslit.decomposePushbroomProjection(cam)
+        again = xslit.composePushbroomProjection(out.intrinsics, out.rvec, out.tvec)
+    else:
+        out = xslit.decomposeTwoSlitProjection(cam)
+        again = xslit.composeTwoSlitProjection(out.intrinsics, out.rvec, out.tvec)
+    X = S.world_from_camera(np.array([[0.3, -0.2, 4.0], [1, 1, 6]]), rvec, tvec)
+    assert rel_err(again.project(X), cam.project(X)) < 1e-6
+
+
+@covers("decomposeTwoSlitProjection", "decomposePushbroomProjection")
+@given(st.sampled_from([None, "camera", np.zeros((2, 4)), 3.0]))
+def test_decomposition_refuses_non_cameras(bad):
+    for f in (xslit.decomposeTwoSlitProjection, xslit.decomposePushbroomProjection):
+        with raises_named("camera"):
+            f(bad)
+
+
+@covers("composeTwoSlitProjection", "composePushbroomProjection", "projectTwoSlitPoints")
+@given(S.malformed_arrays((3,)) | st.just(np.array([0.0, 0, 1e300])),
+       st.sampled_from(["rvec", "tvec"]), st.booleans())
+@example(np.array([0.0, 0, 1e12]), "tvec", False)
+def test_pose_arguments_are_named(bad, which, pushbroom):
+    intr = (xslit.PushbroomIntrinsics.from_parameters(0.02, 800, 300) if pushbroom
+            else xslit.TwoSlitIntrinsics.from_parameters(800, 600, 320, 240, 1.4, 1.5))
+    pose = {"rvec": np.zeros(3), "tvec": np.array([0, 0, 5.0]), which: bad}
+    compose = xslit.composePushbroomProjection if pushbroom else xslit.composeTwoSlitProjection
+    if isinstance(bad, np.ndarray) and bad.dtype == float and bad.shape == (3,) and \
+            np.isfinite(bad).all():
+        # Any finite rotation vector is a rotation; a far translation is a far camera, or an
+        # error naming tvec once it swamps the other entries in floating point.
+        try:
+            compose(intr, **pose)
+        except ValueError as exc:
+            assert str(exc).startswith(f"{which} ")
+        return
+    with raises_named(which):
+        compose(intr, **pose)
+    if not pushbroom:
+        with raises_named(which):
+            xslit.projectTwoSlitPoints(np.ones((2, 3)), pose["rvec"], pose["tvec"], intr)
+
+
+@covers("camera_from_dict")
+@given(S.posed_scenes(1, 5))
+def test_camera_dict_round_trip(scene):
+    _, _, _, cam, X = scene
+    again = xslit.camera_from_dict(json.loads(json.dumps(cam.to_dict())))
+    assert type(again) is type(cam)
+    assert rel_err(again.project(X), cam.project(X)) < 1e-12
+
+
+@covers("camera_from_dict")
+@given(st.sampled_from([None, "x", {}, {"model": "two_slit"}, {"model": "nope"},
+                        {"model": "two_slit", "A1": [[True] * 4] * 2, "A2": [[1] * 4] * 2},
+                        {"model": "pinhole", "P": "abc"}]))
+def test_camera_from_dict_refuses_malformed_dicts(bad):
+    with pytest.raises(ValueError):
+        xslit.camera_from_dict(bad)
+
+
+@covers("retinal_plane_homography")
+@given(S.floats(0.5, 3.0))
+def test_retinal_homography_of_a_frame_and_its_multiple(s):
+    from xslit.geometry import line_from_planes
+
+    l1 = line_from_planes([1, 0, 0, 0], [0, 0, 1, 0])
+    l2 = line_from_planes([0, 1, 0, 0], [0, 0, 1, 1])
+    Y = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1.0]])
+    H = xslit.retinal_plane_homography(l1, l2, Y, s * Y)
+    np.testing.assert_allclose(H / H[2, 2], np.eye(3), atol=1e-9)
+    with raises_named("frame2"):
+        xslit.retinal_plane_homography(l1, l2, Y, Y != 0)
+
+
+# -- epipolar geometry -------------------------------------------------------------------------
+
+@st.composite
+def two_views(draw, n_min=20, n_max=40):
+    intr1, r1, t1, cam1, X = draw(S.posed_scenes(n_min, n_max, pushbroom=False))
+    dr, dt = draw(S.vectors(3, -0.3, 0.3)), draw(S.vectors(3, -1.0, 1.0))
+    assume(np.linalg.norm(dt) > 0.2)  # a baseline: identical cameras see no depth
+    rvec2, tvec2 = r1 + dr, t1 + dt
+    cam2 = xslit.composeTwoSlitProjection(intr1, rvec2, tvec2)
+    p1, p2 = cam1.project(X), cam2.project(X)
+    ok = np.isfinite(p1).all(axis=1) & np.isfinite(p2).all(axis=1)
+    assume(ok.sum() >= n_min)
+    return cam1, cam2, X[ok], p1[ok], p2[ok]
+
+
+def _epipolar_residual(F, p1, p2):
+    a = np.concatenate([p1, np.ones((len(p1), 1))], axis=1)
+    b = np.concatenate([p2, np.ones((len(p2), 1))], axis=1)
+    x, y = a[:, [0, 2]], a[:, [1, 2]]
+    xp, yp = b[:, [0, 2]], b[:, [1, 2]]
+    r = np.einsum("ijkl,ni,nj,nk,nl->n", F, x, y, xp, yp)
+    scale = np.linalg.norm(F) * np.prod([np.linalg.norm(v, axis=1) for v in (x, y, xp, yp)],
+                                        axis=0)
+    return np.abs(r) / scale
+
+
+@covers("computeEpipolarTensor", "computeCorrespondEpilines")
+@given(two_views(5, 20))
+def test_epipolar_tensor_of_two_cameras_holds_on_their_matches(views):
+    cam1, cam2, _, p1, p2 = views
+    F = xslit.computeEpipolarTensor(cam1, cam2)
+    _nan_free(F)
+    assert np.max(_epipolar_residual(F, p1, p2)) < 1e-9
+    curves = xslit.computeCorrespondEpilines(p1, 1, F)
+    _nan_free(curves)
+    d = curve_distance(curves, p2)
+    # First-order distance: infinite where the curve's gradient vanishes at the point.
+    d = d[np.isfinite(d)]
+    assert np.all(d < 1e-4 * (1 + np.abs(p2).max()))
+
+
+@covers("computeEpipolarTensor")
+@given(st.sampled_from([None, "cam", np.zeros((2, 4)), 1.0]), st.booleans())
+def test_epipolar_tensor_refuses_non_cameras(bad, first):
+    cam = xslit.TwoSlitCamera([[1.0, 0, 0, 0], [0, 0, 1, 0]], [[0.0, 2, 0, 0], [0, 0, 1, 1]])
+    with raises_named("camera1" if first else "camera2"):
+        xslit.computeEpipolarTensor(*((bad, cam) if first else (cam, bad)))
+
+
+@covers("computeCorrespondEpilines")
+@given(S.malformed_arrays((4, 2), allow_empty=True))
+def test_epilines_refuse_malformed_points(bad):
+    F = np.zeros((2, 2, 2, 2))
+    F[0, 1, 1, 0] = 1.0
+    with raises_named("points"):
+        xslit.computeCorrespondEpilines(bad, 1, F)
+
+
+@covers("computeCorrespondEpilines")
+@given(st.sampled_from([0, 3, True, None, "1", 1.5]))
+def test_epilines_refuse_a_bad_image_index(which):
+    F = np.zeros((2, 2, 2, 2))
+    F[0, 1, 1, 0] = 1.0
+    with raises_named("whichImage"):
+        xslit.computeCorrespondEpilines(np.ones((3, 2)), which, F)
+
+
+@covers("findEpipolarTensor", "FM_LINEAR", "UsacParams")
+@given(two_views(20, 30))
+def test_estimated_tensor_holds_on_noise_free_matches(views):
+    _cam1, _cam2, _, p1, p2 = views
+    F, mask = xslit.findEpipolarTensor(p1, p2, xslit.FM_LINEAR)
+    assert mask.shape == (len(p1), 1) and mask.dtype == np.uint8
+    if F is not None:  # a degenerate draw is reported as None with its reason logged
+        _nan_free(F)
+        assert np.median(_epipolar_residual(F, p1, p2)) < 1e-6
+    params = xslit.UsacParams()
+    params.maxIterations = 50
+    _F2, mask2 = xslit.findEpipolarTensor(p1, p2, params)
+    assert mask2.shape == (len(p1), 1)
+
+
+@covers("findEpipolarTensor", "UsacParams")
+@given(S.malformed_arrays((20, 2)), st.sampled_from(["points1", "points2"]))
+def test_find_tensor_refuses_malformed_points(bad, which):
+    good = np.random.default_rng(0).uniform(0, 100, (20, 2))
+    args = (bad, good) if which == "points1" else (good, bad)
+    with pytest.raises(ValueError, match=rf"^({which}|points1 and points2) "):
+        xslit.findEpipolarTensor(*args)
+    params = xslit.UsacParams()
+    with pytest.raises(ValueError, match=r"^UsacParams has no parameter"):
+        params.treshold = 1.0
+
+
+@covers("findEpipolarTensor")
+@given(S.malformed_scalars(allow_zero=False, allow_negative=False))
+def test_find_tensor_refuses_a_malformed_threshold(bad):
+    p = np.random.default_rng(0).uniform(0, 100, (20, 2))
+    with raises_named("ransacReprojThreshold"):
+        xslit.findEpipolarTensor(p, p + 1, xslit.FM_RANSAC, bad)
+
+
+@covers("triangulateTwoSlitPoints")
+@given(two_views(3, 10))
+def test_triangulation_recovers_the_points(views):
+    cam1, cam2, X, p1, p2 = views
+    X4 = xslit.triangulateTwoSlitPoints([cam1, cam2], [p1, p2])
+    _nan_free(X4)
+    Xe = (X4[:3] / X4[3]).T
+    assert rel_err(Xe, X) < 1e-5
+
+
+@covers("triangulateTwoSlitPoints")
+@given(S.malformed_arrays((4, 2)))
+def test_triangulation_refuses_malformed_points(bad):
+    cam = xslit.TwoSlitCamera([[1.0, 0, 0, 0], [0, 0, 1, 0]], [[0.0, 2, 0, 0], [0, 0, 1, 1]])
+    with pytest.raises(ValueError, match=r"^points"):
+        xslit.triangulateTwoSlitPoints([cam, cam], [np.ones((4, 2)), bad])
+
+
+@covers("recoverTwoSlitPose")
+@given(S.malformed_arrays((2, 2, 2, 2)))
+def test_recover_pose_refuses_a_malformed_tensor(bad):
+    p = np.random.default_rng(0).uniform(0, 100, (20, 2))
+    with raises_named("F"):
+        xslit.recoverTwoSlitPose(bad, p, p + 1)
+
+
+@covers("recoverTwoSlitPose")
+@given(S.malformed_arrays((20, 2)), st.sampled_from(["points1", "points2"]))
+def test_recover_pose_refuses_malformed_points(bad, which):
+    F = np.zeros((2, 2, 2, 2))
+    F[0, 1, 1, 0] = 1.0
+    good = np.random.default_rng(0).uniform(0, 100, (20, 2))
+    args = (bad, good) if which == "points1" else (good, bad)
+    with pytest.raises(ValueError, match=rf"^({which}|points1 and points2) "):
+        xslit.recoverTwoSlitPose(F, *args)
+
+
+# -- resection, calibration, self-calibration --------------------------------------------------
+
+@covers("solveTwoSlitPnP", "SOLVEPNP_ITERATIVE", "SOLVEPNP_LINEAR")
+@given(S.posed_scenes(12, 30, pushbroom=False), st.sampled_from(["ITERATIVE", "LINEAR"]))
+def test_pnp_recovers_the_pose(scene, flag):
+    intr, _rvec, _tvec, cam, X = scene
+    px = cam.project(X)
+    ok, r, t = xslit.solveTwoSlitPnP(X, px, intr, flags=getattr(xslit, f"SOLVEPNP_{flag}"))
+    if ok:  # failures are reported with a reason; a returned pose must be right
+        again = xslit.composeTwoSlitProjection(intr, r, t)
+        assert rel_err(again.project(X), px) < 1e-5
+
+
+@covers("solveTwoSlitPnPRansac")
+@given(S.posed_scenes(15, 30, pushbroom=False))
+def test_pnp_ransac_recovers_the_pose(scene):
+    intr, _rvec, _tvec, cam, X = scene
+    px = cam.project(X)
+    ok, r, t, inliers = xslit.solveTwoSlitPnPRansac(X, px, intr, iterationsCount=50, rng=0)
+    if ok:
+        assert inliers.ndim == 2 and inliers.shape[1] == 1
+        again = xslit.composeTwoSlitProjection(intr, r, t)
+        assert rel_err(again.project(X), px) < 1e-5
+
+
+@covers("solveTwoSlitPnP", "solveTwoSlitPnPRansac")
+@given(S.malformed_arrays((12, 3)), st.sampled_from(["objectPoints", "imagePoints"]))
+def test_pnp_refuses_malformed_points(bad, which):
+    intr = xslit.TwoSlitIntrinsics.from_parameters(800, 600, 320, 240, 1.4, 1.5)
+    X = np.random.default_rng(0).uniform(-1, 1, (12, 3)) + np.array([0.0, 0, 5])
+    px = np.random.default_rng(1).uniform(0, 600, (12, 2))
+    if which == "imagePoints" and isinstance(bad, np.ndarray) and bad.shape == (12, 3):
+        bad = bad[:, :2]  # the malformed value, in the imagePoints' shape
+    args = (bad, px) if which == "objectPoints" else (X, bad)
+    for f in (xslit.solveTwoSlitPnP, xslit.solveTwoSlitPnPRansac):
+        with raises_named(which):
+            f(*args, intr)
+
+
+@covers("calibrateTwoSlit", "calibrateTwoSlitExtended", "CALIB_FIX_D",
+        "CALIB_FIX_FOCAL_LENGTH", "CALIB_FIX_PRINCIPAL_POINT", "CALIB_FIX_THETA",
+        "CALIB_PARALLEL", "CALIB_PUSHBROOM", "CALIB_USE_INTRINSIC_GUESS")
+@given(st.sampled_from(["objectPoints", "imagePoints"]), st.data())
+def test_calibration_refuses_malformed_views(which, data):
+    X = np.random.default_rng(0).uniform(-1, 1, (20, 3))
+    px = np.random.default_rng(1).uniform(0, 600, (20, 2))
+    bad = data.draw(S.malformed_arrays((20, 3) if which == "objectPoints" else (20, 2)))
+    obj = [X, X, bad] if which == "objectPoints" else [X, X, X]
+    img = [px, px, px] if which == "objectPoints" else [px, px, bad]
+    for f in (xslit.calibrateTwoSlit, xslit.calibrateTwoSlitExtended):
+        with pytest.raises(ValueError, match=rf"^(objectPoints\[2\] and )?{which}"):
+            f(obj, img, (640, 480))
+    flags = [xslit.CALIB_FIX_D, xslit.CALIB_FIX_FOCAL_LENGTH, xslit.CALIB_FIX_PRINCIPAL_POINT,
+             xslit.CALIB_FIX_THETA, xslit.CALIB_PARALLEL, xslit.CALIB_PUSHBROOM,
+             xslit.CALIB_USE_INTRINSIC_GUESS]
+    assert len(set(flags)) == len(flags)
+
+
+def test_calibration_recovers_a_two_slit_camera():
+    """The valid-input property of calibration, on one known target (a generated one costs
+    seconds per example)."""
+    intr = xslit.TwoSlitIntrinsics.from_parameters(800, 400, 320, 240, 1.3, 0.8)
+    rng = np.random.default_rng(3)
+    grid = np.stack(np.meshgrid(np.linspace(-1, 1, 6), np.linspace(-1, 1, 5)), -1).reshape(-1, 2)
+    obj, img = [], []
+    for _ in range(4):
+        rvec, tvec = rng.normal(scale=0.3, size=3), np.array([0, 0, 6.0]) + rng.normal(size=3)
+        X = np.column_stack([grid, 0.3 * rng.uniform(size=len(grid))])
+        obj.append(X)
+        img.append(xslit.composeTwoSlitProjection(intr, rvec, tvec).project(X))
+    rms, est, _rvecs, _tvecs = xslit.calibrateTwoSlit(obj, img, (640, 480))
+    assert np.isfinite(rms) and rms < 1e-3
+    assert abs(est.fu - intr.fu) < 1e-3 * intr.fu
+
+
+@covers("selfCalibrateTwoSlit", "SELFCALIB_FIX_THETA", "SELFCALIB_USE_LINEAR",
+        "SELFCALIB_ZERO_PRINCIPAL_POINT")
+@given(st.sampled_from([None, "cams", [], [1, 2, 3], np.zeros((3, 2, 4)),
+                        np.zeros((3, 2, 2, 4), bool)]))
+def test_self_calibration_refuses_malformed_cameras(bad):
+    with raises_named("cameras"):
+        xslit.selfCalibrateTwoSlit(bad)
+    flags = [xslit.SELFCALIB_FIX_THETA, xslit.SELFCALIB_USE_LINEAR,
+             xslit.SELFCALIB_ZERO_PRINCIPAL_POINT]
+    assert len(set(flags)) == 3
+
+
+@covers("selfCalibrateTwoSlit")
+@given(S.two_slit_intrinsics(), st.lists(S.poses(), min_size=4, max_size=5))
+def test_self_calibration_result_is_finite_or_a_reported_failure(intr, poses):
+    intr = xslit.TwoSlitIntrinsics.from_parameters(intr.fu, intr.fv, 0.0, 0.0, intr.theta,
+                                                   intr.d)
+    cams = [xslit.composeTwoSlitProjection(intr, r, t) for r, t in poses]
+    H = np.eye(4) + 0.1 * np.arange(16).reshape(4, 4) / 16  # a projective frame
+    ok, Q, upgraded, _ = xslit.selfCalibrateTwoSlit([c.transform(H) for c in cams])
+    if ok:
+        _nan_free(Q)
+        assert len(upgraded) == len(cams)
+
+
+# -- features and drawing ----------------------------------------------------------------------
+
+def _texture(seed, shape=(120, 160)):
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, (shape[0] // 8, shape[1] // 8, 3), dtype=np.uint8)
+    return np.kron(small, np.ones((8, 8, 1), np.uint8))
+
+
+@covers("matchFeatures", "matchFeaturesExtended")
+@given(st.integers(0, 2 ** 16), st.integers(-6, 6), st.integers(-6, 6))
+def test_matches_of_a_shifted_image_are_the_shift(seed, dx, dy):
+    img = _texture(seed)
+    shifted = np.roll(img, (dy, dx), axis=(0, 1))
+    p1, p2 = xslit.matchFeatures(img, shifted)
+    _nan_free(p1, p2)
+    assert p1.shape == p2.shape and p1.shape[1:] == (2,)
+    inside = ((p1[:, 0] > 12) & (p1[:, 0] < 148) & (p1[:, 1] > 12) & (p1[:, 1] < 108))
+    if inside.sum() >= 5:
+        assert np.median(np.abs(p2[inside] - p1[inside] - [dx, dy])) < 0.5
+    m = xslit.matchFeaturesExtended(img, shifted)
+    assert len(m.points1) == len(p1)
+
+
+@covers("matchFeatures", "matchFeaturesExtended", "drawMatchesMask", "drawEpipolarCurves")
+@given(S.malformed_arrays((40, 50, 3)), st.sampled_from([0, 1]))
+def test_image_arguments_are_named(bad, which):
+    img = _texture(0)
+    pts = np.ones((3, 2))
+    pair = (bad, img) if which == 0 else (img, bad)
+    name = f"image{which + 1}"
+    if isinstance(bad, np.ndarray) and bad.dtype.kind in "fiu" and bad.ndim == 3 \
+            and np.isfinite(bad).all():
+        return  # a differently sized image is still an image
+    for f in (xslit.matchFeatures, xslit.matchFeaturesExtended):
+        with raises_named(name):
+            f(*pair)
+    with raises_named(name):
+        xslit.drawMatchesMask(pair[0], pts, pair[1], pts)
+    with raises_named("image"):
+        xslit.drawEpipolarCurves(bad, np.ones((2, 4)))
+
+
+@covers("drawMatchesMask", "drawEpipolarCurves")
+@given(st.integers(1, 20), st.integers(0, 2 ** 16))
+def test_drawings_have_the_images_shape(n, seed):
+    rng = np.random.default_rng(seed)
+    a, b = _texture(1), _texture(2, (80, 120))
+    p1, p2 = rng.uniform(0, 100, (n, 2)), rng.uniform(0, 70, (n, 2))
+    pic = xslit.drawMatchesMask(a, p1, b, p2, mask=rng.integers(0, 2, n))
+    assert pic.shape == (120, 160 + 120, 3) and pic.dtype == np.uint8
+    curves = rng.normal(size=(n, 4))
+    out = xslit.drawEpipolarCurves(a, curves, p1)
+    assert out.shape == a.shape and out.dtype == np.uint8
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+_TRIANGLE = ([[-1, -1, 2], [1, -1, 2], [0, 1, 2]], [[0, 1, 2]])
+
+
+@covers("Scene", "renderImage", "correspondences_between")
+@pytest.mark.render
+@given(S.floats(0, 1), st.integers(4, 24), st.integers(4, 24))
+def test_render_of_a_triangle_is_finite_where_it_hits(ambient, w, h):
+    scene = xslit.Scene.from_arrays(*_TRIANGLE)
+    cam = xslit.PinholeCamera.from_intrinsics([[w, 0, w / 2], [0, h, h / 2], [0, 0, 1]])
+    r = xslit.renderImage(scene, cam, (w, h), nthreads=1, ambient=ambient)
+    assert r["image"].shape == (h, w, 3)
+    _nan_free(r["depth"][r["mask"]], r["points"][r["mask"]])
+    assert np.allclose(r["points"][r["mask"]][:, 2], 2.0)
+    cam2 = xslit.PinholeCamera.from_intrinsics([[w, 0, w / 2], [0, h, h / 2], [0, 0, 1]],
+                                               tvec=[0.1, 0, 0])
+    r2 = xslit.renderImage(scene, cam2, (w, h), nthreads=1)
+    c = xslit.correspondences_between(r, r2)
+    _nan_free(c.points1, c.points2, c.X)
+
+
+@covers("renderImage")
+@pytest.mark.render
+@given(st.sampled_from(["ambient", "imageSize", "supersample", "background"]),
+       st.sampled_from([None, "x", np.nan, -1, 2.5, True, (50000, 50000), (10 ** 9, 10 ** 9),
+                        (0, 5), [1, 2, 3]]))
+def test_render_refuses_malformed_arguments(name, bad):
+    scene = xslit.Scene.from_arrays(*_TRIANGLE)
+    cam = xslit.PinholeCamera.from_intrinsics([[8, 0, 4], [0, 8, 4], [0, 0, 1]])
+    kwargs = {"imageSize": (8, 8), "supersample": 1, "ambient": 0.3, "background": (0, 0, 0),
+              name: bad}
+    if name == "background" and bad == [1, 2, 3]:
+        return  # a valid RGB triple
+    imageSize = kwargs.pop("imageSize")
+    with raises_named(name):
+        xslit.renderImage(scene, cam, imageSize, nthreads=1, **kwargs)
+
+
+@covers("Scene")
+@given(st.sampled_from(["vertices", "triangles"]), st.data())
+def test_scene_refuses_malformed_arrays(name, data):
+    vertices, triangles = np.array(_TRIANGLE[0], float), np.array(_TRIANGLE[1])
+    bad = data.draw(S.malformed_arrays(vertices.shape if name == "vertices" else (1, 3))
+                    | st.just([[0, 1, 2.5]] if name == "triangles" else [[1e39, 0, 0]] * 3))
+    if isinstance(bad, np.ndarray) and bad.dtype == float and bad.ndim == 2 and \
+            bad.shape[1] == 3 and len(bad) >= 3 and np.isfinite(bad).all():
+        return  # more vertices than the triangle uses: a valid mesh
+    args = {"vertices": vertices, "triangles": triangles, name: bad}
+    with raises_named(name):
+        xslit.Scene.from_arrays(args["vertices"], args["triangles"])
+
+
+@covers("make_room_scene", "make_terrain_scene", "make_calibration_target")
+@given(st.sampled_from([
+    ("make_room_scene", "size", (np.nan, 12, 4)), ("make_room_scene", "size", (1e6, 1e6, 1e6)),
+    ("make_room_scene", "size", (12, 12)), ("make_room_scene", "size", None),
+    ("make_room_scene", "n_objects", -1), ("make_room_scene", "texels_per_unit", None),
+    ("make_terrain_scene", "n_triangles", 10 ** 12), ("make_terrain_scene", "n_triangles", 2.5),
+    ("make_terrain_scene", "extent", np.nan), ("make_terrain_scene", "relief", None),
+    ("make_terrain_scene", "sea_level", 1.0), ("make_terrain_scene", "texture_size", 10 ** 6),
+    ("make_calibration_target", "square_size", None),
+    ("make_calibration_target", "square_px", 10 ** 6),
+    ("make_calibration_target", "planes", 7), ("make_calibration_target", "squares", (2.5, 3)),
+    ("make_room_scene", "rng", "seed")]))
+def test_scene_makers_name_their_arguments(case):
+    fn, name, bad = case
+    with raises_named(name):
+        getattr(xslit, fn)(**{name: bad})
+
+
+@covers("make_terrain_scene", "make_calibration_target", "make_room_scene")
+@given(st.integers(0, 2 ** 16))
+def test_scene_makers_give_finite_meshes(seed):
+    for scene in (xslit.make_terrain_scene(seed, n_triangles=200, texture_size=32),
+                  xslit.make_calibration_target(seed, squares=(3, 3), square_px=8)):
+        _nan_free(scene.vertices)
+        assert scene.triangles.max() < len(scene.vertices)
+
+
+# -- datasets ----------------------------------------------------------------------------------
+
+def _tiny_dataset(root: Path, X=None, points=None):
+    from xslit.io import Correspondences, Dataset, View, write_dataset
+
+    K = np.array([[30.0, 0, 12], [0, 30, 8], [0, 0, 1]])
+    cams = [xslit.PinholeCamera.from_intrinsics(K, tvec=[t, 0, 4.0]) for t in (0.0, 0.2)]
+    views = [View(f"v{k}", c, np.zeros((16, 24, 3), np.uint8), points, K,
+                  {"rvec": np.zeros(3), "tvec": np.array([t, 0, 4.0])}, {})
+             for k, (c, t) in enumerate(zip(cams, (0.0, 0.2), strict=True))]
+    if X is None:
+        X = np.random.default_rng(0).uniform(-0.5, 0.5, (10, 3))
+    pairs = [Correspondences("v0", "v1", cams[0].project(X), cams[1].project(X), X)]
+    write_dataset(root, Dataset(views, pairs, {}, None), progress=False)
+    return root
+
+
+@covers("load_dataset", "verify_dataset")
+@given(st.integers(0, 2 ** 16))
+def test_dataset_round_trip_verifies(seed):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        X = np.random.default_rng(seed).uniform(-0.5, 0.5, (8, 3))
+        root = _tiny_dataset(Path(tmp) / "ds", X)
+        ds = xslit.load_dataset(root)
+        np.testing.assert_allclose(ds.correspondences[0].X, X)
+        report = xslit.verify_dataset(root)
+        assert np.isfinite(report["max_pair_reprojection_px"])
+
+
+@covers("load_dataset", "verify_dataset")
+@given(st.sampled_from([None, 3, b"", "", ["a"]]))
+def test_dataset_paths_are_named(bad):
+    for f in (xslit.load_dataset, xslit.verify_dataset):
+        with raises_named("path"):
+            f(bad)
+
+
+@covers("verify_dataset")
+@given(S.malformed_scalars(allow_zero=False, allow_negative=False))
+def test_verify_dataset_refuses_a_malformed_tolerance(bad):
+    with raises_named("reprojection_tol"):
+        xslit.verify_dataset("anywhere", reprojection_tol=bad)
+
+
+# -- the inventory -----------------------------------------------------------------------------
+
+_FLAGS_COVERED_BY_USE = {
+    "FM_13POINT", "FM_LMEDS", "FM_RANSAC", "LOCAL_OPTIM_INNER_LO", "LOCAL_OPTIM_NULL",
+    "LSQ_POLISHER", "NONE_POLISHER", "SAMPLING_JOINT_DENSITY", "SAMPLING_PROSAC",
+    "SAMPLING_UNIFORM", "SCORE_METHOD_LMEDS", "SCORE_METHOD_MSAC", "SCORE_METHOD_RANSAC",
+    "USAC_ACCURATE", "USAC_DEFAULT"}
+
+
+@covers(*_FLAGS_COVERED_BY_USE)
+@given(st.sampled_from(sorted(_FLAGS_COVERED_BY_USE)))
+def test_robust_flags_are_accepted_by_name(flag):
+    value = getattr(xslit, flag)
+    assert isinstance(value, int) and not isinstance(value, bool)
+    p = np.random.default_rng(0).uniform(0, 100, (30, 2))
+    params = xslit.UsacParams()
+    if flag.startswith(("FM_", "USAC_")):
+        q = p[:13] if flag == "FM_13POINT" else p
+        _F, mask = xslit.findEpipolarTensor(q, q + 1, value, maxIters=20)
+        assert mask.shape == (len(q), 1)
+        return
+    field = {"LOCAL": "loMethod", "LSQ": "final_polisher", "NONE": "final_polisher",
+             "SAMPLING": "sampler", "SCORE": "score"}[flag.split("_")[0]]
+    setattr(params, field, value)
+    params.maxIterations = 20
+    _F, mask = xslit.findEpipolarTensor(p, p + 1, params)
+    assert mask.shape == (30, 1)
+
+
+def test_every_public_name_has_a_property():
+    public = set(xslit.__all__) - {"__version__"}
+    missing = sorted(public - COVERED)
+    assert not missing, f"public names without a property test: {missing}"
+    assert not COVERED - public, f"covered names not public: {sorted(COVERED - public)}"
+
+
+@pytest.mark.slow
+def test_properties_hold_on_the_thorough_profile():
+    """The same properties with ten times as many examples (a separate process, so that the
+    profile is loaded before the tests are collected)."""
+    env = dict(os.environ, XSLIT_HYPOTHESIS_PROFILE="thorough")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-m", "not slow", __file__], env=env, capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], check=False)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
