@@ -16,7 +16,7 @@ from ..cameras import (
     decompose_two_slit,
     project_points_with_pose,
 )
-from ..cameras.intrinsics import intrinsic_parameters, intrinsics_from_parameters
+from ..sfm.resection import projection_jacobian
 
 __all__ = [
     "composePushbroomProjection",
@@ -138,17 +138,10 @@ def projectTwoSlitPoints(objectPoints, rvec, tvec, intrinsics, computeJacobian=F
     px[~np.isfinite(px).all(axis=1)] = np.nan
     jac = None
     if computeJacobian:
-        kind, p = intrinsic_parameters(intrinsics)
-        params = np.concatenate([r, t, p])
-        h = 1e-30
-        jac = np.empty((2 * len(X), len(params)))
-        for k in range(len(params)):
-            q = params.astype(complex)
-            q[k] += 1j * h
-            with np.errstate(divide="ignore", invalid="ignore"):
-                f = project_points_with_pose(X, q[:3], q[3:6], intrinsics_from_parameters(
-                    kind, q[6:]))
-            jac[:, k] = f.imag.reshape(-1) / h
+        # One complex-step kernel for every Jacobian of the projection (resection and
+        # calibration use it too); rows 2i, 2i + 1 are du_i, dv_i.
+        J = projection_jacobian(X, r, t, intrinsics, intrinsic=True)
+        jac = J.reshape(2 * len(X), -1)
     return px[:, None, :], jac
 
 
