@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     from xslit.cameras import PinholeCamera
     from xslit.io.ply import write_ply
     from xslit.mosaic import mosaic_camera, mosaic_from_frames
-    from xslit.render import make_room_scene, pose_from_look_at
+    from xslit.render import cloud_metrics, make_room_scene, pose_from_look_at
     from xslit.viz import preview_png
 
     t0 = time.perf_counter()
@@ -117,19 +117,16 @@ def main(argv=None) -> int:
     write_ply(out / "points.ply", X, colors)
     preview_png((X, colors), out / "cloud.png", size=(640, 480), front=(0.0, -1.0, 0.3),
                 up=(0, 0, 1))
-    import open3d as o3d
-
-    d = scene.raycaster.compute_distance(o3d.core.Tensor(X.astype(np.float32))).numpy()
-    diameter = float(np.linalg.norm(scene.vertices.max(axis=0) - scene.vertices.min(axis=0)))
+    cm = cloud_metrics(X, scene=scene)
     print(f"point cloud: {len(X)} points, distance to the room's surface: median "
-          f"{100 * np.median(d):.2f} cm, 90th percentile {100 * np.percentile(d, 90):.2f} cm "
-          f"({100 * np.median(d) / diameter:.3f}% of the room's diameter)")
+          f"{100 * cm['accuracy_median']:.2f} cm, mean {100 * cm['accuracy']:.2f} cm "
+          f"({100 * cm['accuracy_median_rel']:.3f}% of the room's diameter)")
     iio.imwrite(out / "matches.png", xslit.drawMatchesMask(left, p1, right, p2, mask,
                                                            maxMatches=300))
     metrics = {"frames": n, "matches": len(p1), "inliers": int(inl.sum()),
                "inlier_distance_to_true_tensor_median": float(np.median(d_true[inl])),
-               "points": len(X), "distance_to_surface_median": float(np.median(d)),
-               "scene_diameter": diameter, "total_s": time.perf_counter() - t0}
+               "points": len(X), "distance_to_surface_median": cm["accuracy_median"],
+               "scene_diameter": cm["scene_diameter"], "total_s": time.perf_counter() - t0}
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}/ in {metrics['total_s']:.1f} s")
     return 0

@@ -88,7 +88,12 @@ def main(argv=None) -> int:
     import imageio.v3 as iio
 
     from xslit.io.ply import write_ply
-    from xslit.render import make_terrain_scene
+    from xslit.render import (
+        cloud_metrics,
+        correspondences_between,
+        make_terrain_scene,
+        match_errors,
+    )
     from xslit.viz import preview_png
 
     metrics = {}
@@ -107,12 +112,7 @@ def main(argv=None) -> int:
     t1 = time.perf_counter()
     p1, p2 = xslit.matchFeatures(renders[0]["image"], renders[1]["image"], rng=args.seed)
     # Truth of each match: the terrain point under strip 1's pixel, seen by strip 2.
-    ij = np.clip(np.round(p1).astype(int), 0, [lines - 1, pixels - 1])
-    hit = renders[0]["mask"][ij[:, 1], ij[:, 0]]
-    match_err = np.full(len(p1), np.inf)
-    match_err[hit] = np.linalg.norm(
-        cams[1].project(renders[0]["points"][ij[hit, 1], ij[hit, 0]]) - p2[hit], axis=1)
-    correct = np.nan_to_num(match_err, nan=np.inf) < 2.0
+    correct = match_errors(renders[0], cams[1], p1, p2) < 2.0
     print(f"SIFT matches: {len(p1)}, {correct.mean():.1%} within 2 px of the truth "
           f"({time.perf_counter() - t1:.1f} s)")
 
@@ -176,27 +176,19 @@ def main(argv=None) -> int:
     write_ply(out / "points.ply", X, colors)
     preview_png((X, colors), out / "cloud.png", size=(640, 480), front=(0.3, -0.6, 0.75),
                 up=(0, 0, 1))
-    diameter = float(np.linalg.norm(np.ptp(renders[0]["points"][renders[0]["mask"]], axis=0)))
-    import open3d as o3d
-
-    d_cloud = scene.raycaster.compute_distance(
-        o3d.core.Tensor(X.astype(np.float32))).numpy()
-    # Completeness: the terrain both strips see (the renderer's exact correspondences, the
-    # part of the surface a stereo pair can reconstruct) to the nearest cloud point.
-    from scipy.spatial import cKDTree
-
-    from xslit.render import correspondences_between
-
+    # Accuracy against the terrain's mesh; completeness against the terrain both strips see
+    # (the renderer's exact correspondences: the part of the surface a stereo pair can
+    # reconstruct).
     seen = correspondences_between(renders[0], renders[1], max_points=20000, rng=0).X
-    d_surface = cKDTree(X).query(seen)[0]
-    chamfer = 0.5 * (d_cloud.mean() + d_surface.mean()) / diameter
+    diameter = float(np.linalg.norm(np.ptp(renders[0]["points"][renders[0]["mask"]], axis=0)))
+    cm = cloud_metrics(X, seen, scene=scene, diameter=diameter)
     print(f"point cloud: {len(X)} points; distance to the true surface: median "
-          f"{np.median(d_cloud):.3f}, mean {d_cloud.mean():.3f} units; from the surface both "
-          f"strips see to the cloud: mean {d_surface.mean():.3f}; Chamfer distance (their "
-          f"average) {100 * chamfer:.3f}% of the scene diameter ({diameter:.0f} units)")
-    metrics.update(points=len(X), cloud_to_surface_mean=float(d_cloud.mean()),
-                   surface_to_cloud_mean=float(d_surface.mean()), scene_diameter=diameter,
-                   chamfer_fraction_of_diameter=float(chamfer))
+          f"{cm['accuracy_median']:.3f}, mean {cm['accuracy']:.3f} units; from the surface both "
+          f"strips see to the cloud: mean {cm['completeness']:.3f}; Chamfer distance (their "
+          f"average) {100 * cm['chamfer_rel']:.3f}% of the scene diameter ({diameter:.0f} units)")
+    metrics.update(points=len(X), cloud_to_surface_mean=cm["accuracy"],
+                   surface_to_cloud_mean=cm["completeness"], scene_diameter=diameter,
+                   chamfer_fraction_of_diameter=cm["chamfer_rel"])
 
     # Height map: the median height of the cloud per 2x2-unit cell, against the terrain.
     cell = 2.0

@@ -23,7 +23,13 @@ import numpy as np
 
 import xslit
 from xslit.geometry import matrix_from_rvec, rvec_from_matrix
-from xslit.render import make_room_scene, pose_from_look_at
+from xslit.render import (
+    cloud_metrics,
+    correspondences_between,
+    make_room_scene,
+    match_errors,
+    pose_from_look_at,
+)
 
 
 def main(argv=None) -> int:
@@ -63,12 +69,7 @@ def main(argv=None) -> int:
     t1 = time.perf_counter()
     p1, p2 = xslit.matchFeatures(renders[0]["image"], renders[1]["image"], rng=args.seed)
     # Ground truth for each match: the hit point under the first view's pixel.
-    ij = np.clip(np.round(p1).astype(int), 0, [w - 1, h - 1])
-    hit = renders[0]["mask"][ij[:, 1], ij[:, 0]]
-    err_gt = np.full(len(p1), np.inf)
-    err_gt[hit] = np.linalg.norm(
-        cams[1].project(renders[0]["points"][ij[hit, 1], ij[hit, 0]]) - p2[hit], axis=1)
-    correct = np.nan_to_num(err_gt, nan=np.inf) < 2.0
+    correct = match_errors(renders[0], cams[1], p1, p2) < 2.0
     print(f"SIFT: {len(p1)} matches, {correct.mean():.1%} within 2 px of the true "
           f"correspondence ({time.perf_counter() - t1:.1f} s)")
 
@@ -147,19 +148,10 @@ def main(argv=None) -> int:
           f"(scale {scale:.4f}); relative to depth: median "
           f"{100 * np.median(err / depth):.2f}% (allowed {100 * np.median(err_allowed / depth):.2f}%)")
     # Chamfer distance to the surface both views see (the renderer's exact correspondences).
-    import open3d as o3d
-    from scipy.spatial import cKDTree
-
-    from xslit.render import correspondences_between
-
     X_world = (X - poses[0][1]) @ R1
-    d_cloud = scene.raycaster.compute_distance(o3d.core.Tensor(X_world.astype(np.float32)))
-    d_cloud = d_cloud.numpy()
     seen = correspondences_between(renders[0], renders[1], max_points=20000, rng=0).X
-    d_surface = cKDTree(X_world).query(seen)[0]
-    bounds = scene.vertices.max(axis=0) - scene.vertices.min(axis=0)
-    diameter = float(np.linalg.norm(bounds))
-    chamfer = 0.5 * (d_cloud.mean() + d_surface.mean()) / diameter
+    diameter = float(np.linalg.norm(scene.vertices.max(axis=0) - scene.vertices.min(axis=0)))
+    chamfer = cloud_metrics(X_world, seen, scene=scene, diameter=diameter)["chamfer_rel"]
     print(f"  Chamfer distance to the surface both views see: {100 * chamfer:.3f}% of the "
           f"scene diameter ({diameter:.1f} m)")
     metrics.update(points=len(X), median_error_m=float(np.median(err)),

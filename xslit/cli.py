@@ -1077,17 +1077,10 @@ def reconstruction_metrics(X, gt_X=None, gt_cloud=None) -> dict:
     out: dict = {"points": len(X)}
     diameter = None
     if gt_cloud is not None and len(gt_cloud):
-        from scipy.spatial import cKDTree
+        from .render.evaluate import cloud_metrics
 
-        G = np.asarray(gt_cloud, float)
-        diameter = float(np.linalg.norm(G.max(axis=0) - G.min(axis=0)))
-        acc = float(np.mean(cKDTree(G).query(X)[0])) if len(X) else float("nan")
-        comp = float(np.mean(cKDTree(X).query(G)[0])) if len(X) else float("nan")
-        out.update(scene_diameter=diameter, accuracy=acc, completeness=comp,
-                   chamfer=(acc + comp) / 2)
-        if diameter > 0:
-            out.update(accuracy_rel=acc / diameter, completeness_rel=comp / diameter,
-                       chamfer_rel=(acc + comp) / 2 / diameter)
+        out.update(cloud_metrics(X[np.isfinite(X).all(axis=1)], gt_cloud), points=len(X))
+        diameter = out["scene_diameter"]
     if gt_X is not None:
         err = np.linalg.norm(X - np.asarray(gt_X, float), axis=1)
         err = err[np.isfinite(err)]

@@ -12,6 +12,7 @@ Scenes are procedural and seeded (``make_room_scene``, ``make_terrain_scene``,
 Open3D and OpenCV are imported only when this package is used, never by ``import xslit``.
 """
 
+from .evaluate import cloud_metrics, match_errors
 from .raycast import (
     Correspondences,
     correspondences_between,
@@ -32,10 +33,12 @@ __all__ = [
     "Correspondences",
     "MeshBuilder",
     "Scene",
+    "cloud_metrics",
     "correspondences_between",
     "make_calibration_target",
     "make_room_scene",
     "make_terrain_scene",
+    "match_errors",
     "pixel_grid",
     "pose_from_look_at",
     "renderImage",
