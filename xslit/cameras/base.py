@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_image_points, check_object_points
+from .._checks import check_array, check_image_points, check_object_points
 from ..geometry.projective import homogeneous_from_euclidean
 
-__all__ = ["Camera", "homogeneous_points", "pixels_from_homogeneous"]
+__all__ = ["Camera", "RayGrid", "homogeneous_points", "pixels_from_homogeneous"]
 
 
 def homogeneous_points(name: str, points) -> np.ndarray:
@@ -48,6 +48,18 @@ class Camera:
 
     def _rays(self, px: np.ndarray) -> np.ndarray:  # (N, 2) -> (N, 6)
         raise NotImplementedError
+
+    def _grid_terms(self, x: np.ndarray, y: np.ndarray) -> dict | None:
+        """Separable form of the rays of the grid ``x`` (columns) by ``y`` (rows), or None.
+
+        A camera whose rays on a pixel grid have the form described in :meth:`ray_grid`
+        returns its terms (see :meth:`ray_grid`): ``row_dir`` (R, 3) and ``col_dir`` (C, 3) or None, ``row_sign``
+        (R,) or None, ``col_sign`` (C,) or None, ``row_origin`` (R, 3) or None,
+        ``col_origin`` (C, 3) or None, and, when both origins are given, ``row_select`` (R,)
+        and ``col_select`` (C,) bool. None: no such form (or not a well-conditioned one for
+        this grid); the grid's rays are then those of :meth:`rays`.
+        """
+        return None
 
     # -- public methods ----------------------------------------------------------------
     def project_homogeneous(self, points) -> np.ndarray:
@@ -114,6 +126,55 @@ class Camera:
             out[a:a + RAY_CHUNK] = self._rays(px[a:a + RAY_CHUNK])
         return out
 
+    def ray_grid(self, x, y) -> RayGrid:
+        r"""The viewing rays of a pixel grid, made row range by row range.
+
+        The grid's pixels are ``(x[j], y[i])``; ``ray_grid(x, y).rays()[i, j]`` is
+        ``rays([[x[j], y[i]]])[0]`` to rounding. Where the camera has one, the rays come from
+        the grid's structure: for two-slit and pushbroom cameras the ray of pixel ``(u, v)``
+        joins the point where slit 1 meets the plane ``A2[0] - v A2[1]`` (one point per row)
+        to the point where slit 2 meets ``A1[0] - u A1[1]`` (one per column); for a pinhole
+        its direction is :math:`M^{-1} (u, v, 1)^T`. In both cases
+
+        .. math:: d_{ij} = \frac{s_i\,\sigma_j\,(r_i + c_j)}{\|r_i + c_j\|}, \qquad
+                  o_{ij} \in \{a_i, b_j\},
+
+        with per-row terms :math:`r_i, s_i, a_i` and per-column terms :math:`c_j,
+        \sigma_j, b_j` computed here once, so that each pixel costs a few operations instead
+        of a Plücker line and its conversion. Other cameras (and grids on which the terms
+        would be ill-conditioned) are evaluated with :meth:`rays`.
+
+        Parameters
+        ----------
+        x : (W,) array_like
+            Pixel x coordinates of the columns.
+        y : (H,) array_like
+            Pixel y coordinates of the rows.
+
+        Returns
+        -------
+        RayGrid
+
+        Examples
+        --------
+        >>> from xslit import PinholeCamera
+        >>> cam = PinholeCamera.from_intrinsics([[10, 0, 1], [0, 10, 1], [0, 0, 1]])
+        >>> r = cam.ray_grid([0.0, 1.0, 2.0], [0.0, 1.0]).rays()
+        >>> r.shape, bool(np.allclose(r[1, 2], cam.rays([[2.0, 1.0]])[0]))
+        ((2, 3, 6), True)
+        """
+        x = _check_axis("x", x)
+        y = _check_axis("y", y)
+        terms = self._grid_terms(x, y) if len(x) and len(y) else None
+        if terms is not None and terms["row_origin"] is not None \
+                and terms["col_origin"] is not None:
+            rs, cs = terms["row_select"], terms["col_select"]
+            if rs.all() and cs.all():
+                terms = {**terms, "row_origin": None}
+            elif not rs.any() or not cs.any():
+                terms = {**terms, "col_origin": None}
+        return RayGrid(self, x, y, terms)
+
     def in_front(self, points) -> np.ndarray:
         """Boolean ``(N,)``: which points lie in the camera's visible half-space."""
         raise NotImplementedError
@@ -129,3 +190,119 @@ class Camera:
         from .serialize import camera_from_dict
 
         return camera_from_dict(data)
+
+
+class RayGrid:
+    """The viewing rays of a pixel grid ``(x[j], y[i])`` of a camera (:meth:`Camera.ray_grid`).
+
+    Attributes
+    ----------
+    camera : Camera
+    x : (W,) ndarray
+    y : (H,) ndarray
+    """
+
+    def __init__(self, camera: Camera, x: np.ndarray, y: np.ndarray, terms: dict | None):
+        self.camera, self.x, self.y = camera, x, y
+        self._terms = terms
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(H, W)``."""
+        return len(self.y), len(self.x)
+
+    def rays(self, start: int = 0, stop: int | None = None, *, out=None) -> np.ndarray:
+        """The rays of rows ``[start, stop)`` in Open3D's layout, as :meth:`Camera.rays`.
+
+        Parameters
+        ----------
+        start, stop : int
+            Row range (default: all rows), ``0 <= start <= stop <= H``.
+        out : (stop - start, W, 6) float64 ndarray, optional
+            Where to write the rays, any strides (a planar ``(6, rows, W)`` buffer moved to
+            the last axis is the fastest); allocated when None.
+
+        Returns
+        -------
+        rays : (stop - start, W, 6) float64 ndarray
+            ``out`` when given.
+        """
+        h, w = self.shape
+        stop = h if stop is None else stop
+        for name, v in (("start", start), ("stop", stop)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValueError(f"{name} must be an int, got {v!r}")
+        if not 0 <= start <= stop <= h:
+            raise ValueError(f"start and stop must satisfy 0 <= start <= stop <= {h}, got "
+                             f"{start} and {stop}")
+        shape = (stop - start, w, 6)
+        if out is None:
+            out = np.empty(shape)
+        elif not (isinstance(out, np.ndarray) and out.shape == shape
+                  and out.dtype == np.float64 and out.flags.writeable):
+            got = (f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray)
+                   else type(out).__name__)
+            raise ValueError(f"out must be a writeable float64 array of shape {shape}, got "
+                             f"{got}")
+        step = max(1, RAY_CHUNK // max(1, w))  # rows per chunk: its temporaries stay in cache
+        for r0 in range(start, stop, step):
+            r1 = min(stop, r0 + step)
+            part = out[r0 - start:r1 - start]
+            if self._terms is None:
+                px = np.empty((r1 - r0, w, 2))
+                px[..., 0] = self.x
+                px[..., 1] = self.y[r0:r1, None]
+                part[...] = self.camera._rays(px.reshape(-1, 2)).reshape(part.shape)
+            else:
+                _fill_grid(self._terms, r0, r1, part)
+        return out
+
+
+def _check_axis(name: str, value) -> np.ndarray:
+    a = check_array(name, value)
+    if a.ndim != 1 or not np.isfinite(a).all():
+        raise ValueError(f"{name} must be a 1-D array of finite pixel coordinates, got "
+                         f"shape {a.shape}" + ("" if a.ndim != 1 else " with non-finite values"))
+    return a
+
+
+def _fill_grid(terms: dict, r0: int, r1: int, out: np.ndarray) -> None:
+    """Write the rays of rows ``[r0, r1)`` of a separable grid (see ``Camera.ray_grid``)."""
+    rows = slice(r0, r1)
+    col_dir = terms["col_dir"]
+    row_sign = terms["row_sign"]
+    if col_dir is None:  # the direction depends on the row only
+        d = terms["row_dir"][rows]
+        d = d / np.linalg.norm(d, axis=1, keepdims=True)
+        if row_sign is not None:
+            d *= row_sign[rows, None]
+        for c in range(3):
+            out[..., 3 + c] = d[:, None, c]
+    else:
+        row_dir = terms["row_dir"][rows]
+        d = [out[..., 3 + c] for c in range(3)]
+        for c in range(3):
+            np.add(row_dir[:, None, c], col_dir[None, :, c], out=d[c])
+        norm = np.multiply(d[0], d[0])
+        tmp = np.empty_like(norm)
+        for c in (1, 2):
+            np.multiply(d[c], d[c], out=tmp)
+            norm += tmp
+        np.sqrt(norm, out=norm)
+        col_sign = terms["col_sign"]
+        np.divide(1.0 if col_sign is None else col_sign, norm, out=norm)
+        if row_sign is not None:
+            norm *= row_sign[rows, None]
+        for c in range(3):
+            d[c] *= norm
+    row_origin, col_origin = terms["row_origin"], terms["col_origin"]
+    select = None
+    if row_origin is not None and col_origin is not None:
+        select = terms["row_select"][rows, None] & terms["col_select"][None, :]
+    for c in range(3):
+        if col_origin is None:
+            out[..., c] = row_origin[rows, None, c]
+        else:
+            out[..., c] = col_origin[None, :, c]
+            if select is not None:
+                np.copyto(out[..., c], row_origin[rows, None, c], where=~select)

@@ -86,5 +86,13 @@ class PinholeCamera(Camera):
         d = self._directions(px)
         return np.concatenate([np.broadcast_to(self.center, d.shape), d], axis=1)
 
+    def _grid_terms(self, x, y):
+        # M^-1 (u, v, 1) = u M^-1 e1 + (v M^-1 e2 + M^-1 e3): a column term plus a row term.
+        M = self.P[:, :3]
+        Minv = np.linalg.inv(M) * np.sign(np.linalg.det(M))
+        return {"row_dir": y[:, None] * Minv[:, 1] + Minv[:, 2],
+                "col_dir": x[:, None] * Minv[:, 0], "row_sign": None, "col_sign": None,
+                "row_origin": np.broadcast_to(self.center, (len(y), 3)), "col_origin": None}
+
     def to_dict(self) -> dict:
         return {"model": self.model, "P": self.P.tolist()}

@@ -38,6 +38,9 @@ __all__ = ["TwoSlitCamera", "check_two_slit_matrices"]
 
 #: Relative size of det([A1; A2]) under which the slits are taken to meet.
 SKEW_TOL = 1e-12
+#: Relative size under which a term of ``ray_grid`` is taken as ill-conditioned (a ray nearly
+#: in a slit plane, a slit point nearly at infinity): the grid is then made by ``rays``.
+GRID_TOL = 1e-9
 
 
 def check_two_slit_matrices(A1, A2, name1: str = "A1", name2: str = "A2"):
@@ -297,6 +300,49 @@ class TwoSlitCamera(Camera):
         out[:, :3] += o
         out[:, 3:] = d
         return out
+
+    def _grid_terms(self, x, y):
+        r"""The rays of a grid as in ``_rays``, from one point per row and one per column.
+
+        The ray of ``(u, v)`` meets slit 1 at :math:`a_v = l_1 \wedge (A_2[0] - v A_2[1])`
+        and slit 2 at :math:`b_u = l_2 \wedge (A_1[0] - u A_1[1])`; each slit lies in its
+        plane ``A_k[1]``, so these are the two crossings of ``_rays``. With
+        :math:`f_k(p) = A_k[1] \cdot (p, 1)`, the slope of ``A1[1]`` along :math:`b_u - a_v`
+        is :math:`f_1(b_u)` and that of ``A2[1]`` is :math:`-f_2(a_v)`: the direction is
+        :math:`\sigma_u (b_u - a_v)` with :math:`\sigma_u = \operatorname{sign} f_1(b_u)`,
+        and the origin, the later crossing with a positive slope, is :math:`b_u` when
+        :math:`\sigma_u > 0` and :math:`f_2(a_v) < 0`, else :math:`a_v`. With slit 1 at
+        infinity (pushbroom), :math:`a_v` is the direction of every ray of row ``v``,
+        oriented by the slope of ``A2[1]``, and the origin is :math:`b_u`.
+        """
+        A1, A2 = _unit_scaled(self.A1), _unit_scaled(self.A2)
+        p1 = meet_line_plane(line_from_planes(A1[0], A1[1]), A2[0] - y[:, None] * A2[1])
+        p2 = meet_line_plane(line_from_planes(A2[0], A2[1]), A1[0] - x[:, None] * A1[1])
+        a1, a2 = self.A1[1], self.A2[1]
+        n1, n2 = np.linalg.norm(a1[:3]), np.linalg.norm(a2[:3])
+        if not np.all(np.abs(p2[:, 3]) > GRID_TOL * np.linalg.norm(p2[:, :3], axis=1)):
+            return None
+        b = p2[:, :3] / p2[:, 3:]
+        if n1 == 0:  # slit 1 at infinity: the rays of a row are parallel
+            r = p1[:, :3]
+            s2 = r @ a2[:3]
+            if not np.all(np.abs(s2) > GRID_TOL * n2 * np.linalg.norm(r, axis=1)):
+                return None
+            return {"row_dir": r, "col_dir": None, "row_sign": np.where(s2 > 0, 1.0, -1.0),
+                    "col_sign": None, "row_origin": None, "col_origin": b}
+        if not np.all(np.abs(p1[:, 3]) > GRID_TOL * np.linalg.norm(p1[:, :3], axis=1)):
+            return None
+        a = p1[:, :3] / p1[:, 3:]
+        f1 = b @ a1[:3] + a1[3]
+        f2 = a @ a2[:3] + a2[3]
+        # |b_u - a_v| is at most `span`: the unit slopes are at least |f_k| / span.
+        span = np.linalg.norm(a, axis=1).max() + np.linalg.norm(b, axis=1).max()
+        if not (np.all(np.abs(f1) > GRID_TOL * n1 * span)
+                and np.all(np.abs(f2) > GRID_TOL * n2 * span)):
+            return None
+        return {"row_dir": -a, "col_dir": b, "row_sign": None,
+                "col_sign": np.where(f1 > 0, 1.0, -1.0), "row_origin": a, "col_origin": b,
+                "row_select": f2 < 0, "col_select": f1 > 0}
 
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -135,6 +135,11 @@ OUTPUTS = ("image", "depth", "points", "mask")
 BLOCK_PIXELS = 1 << 18
 #: Blocks with fewer pixels are post-processed on the calling thread only.
 PARALLEL_PIXELS = 1 << 14
+#: Chunks per thread of a block's parallel steps, taken in turn by the threads: the work per
+#: row varies (sky rows have no texture), so a few chunks each keep the threads busy.
+CHUNKS_PER_THREAD = 2
+#: Pixels per piece of a chunk whose rays are made and converted to float32 in one go.
+RAY_PIECE = 1 << 16
 
 
 def _check_outputs(outputs) -> tuple[str, ...]:
@@ -280,8 +285,7 @@ def _hit_points(rays: np.ndarray, t: np.ndarray, out: np.ndarray) -> None:
     tn += t
     coords = []
     for c in range(3):  # coordinate planes, interleaved into out by cv2.merge
-        p = rays[:, 3 + c].astype(np.float64)
-        p *= tn
+        p = np.multiply(rays[:, 3 + c], tn)  # float64
         p += rays[:, c]
         coords.append(p.reshape(-1, 1))
     cv2.merge(coords, dst=out.reshape(-1, 1, 3))
@@ -300,10 +304,11 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
             fast=True) -> dict:
     """Cast and shade ``h * w`` rays ``(h * w, 6)`` (float32 or float64) block by block.
 
-    ``rays`` may also be a function ``rays(g0, g1)`` returning the float64 rays of pixels
-    ``[g0, g1)``: they are then made block by block, in parallel, while the block is in cache
-    (a full image of rays at once is hundreds of megabytes of temporaries, slower to fault in
-    than to compute). Returns the requested ``outputs``; with ``accumulate`` ((h, w, 3)
+    ``rays`` may also be a function ``rays(g0, g1, out)`` writing the float64 rays of pixels
+    ``[g0, g1)`` (whole rows) into ``out`` ((g1 - g0, 6), planar: each column contiguous):
+    they are then made block by block, in parallel, while the block is in cache (a full image
+    of rays at once is hundreds of megabytes of temporaries, slower to fault in than to
+    compute). Returns the requested ``outputs``; with ``accumulate`` ((h, w, 3)
     float32), the colour is added to it instead of returned as ``"image"``.
     """
     cv2 = import_cv2()
@@ -325,15 +330,23 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
     flat = {k: v.reshape(n, -1) if v.ndim == 3 else v.reshape(n) for k, v in res.items()}
     image = accumulate.reshape(n, 3) if accumulate is not None else flat.get("image")
     step = max(1, BLOCK_PIXELS // w)
-    parts = nthreads if nthreads > 1 and min(n, step * w) >= PARALLEL_PIXELS else 1
+    parts = (nthreads * CHUNKS_PER_THREAD if nthreads > 1 and min(n, step * w) >= PARALLEL_PIXELS
+             else 1)
     # Float64 rays are converted block by block into this buffer for the cast.
     lazy = callable(rays)
     buf32 = (None if not lazy and rays.dtype == np.float32
              else np.empty((min(n, step * w), 6), np.float32))
-    buf64 = np.empty((min(n, step * w), 6)) if lazy else None
+    # Planar: the columns of a block of rays are contiguous for the generator and the hits.
+    buf64 = np.empty((6, min(n, step * w))) if lazy else None
 
-    def make_rays(block, g0, a, b):
-        block[a:b] = rays(g0 + a, g0 + b)
+    def make_rays(block, block32, g0, a, b):
+        """Make the rays of pixels [a, b) of a block, and their float32 copy, piece by piece
+        (each piece is converted while it is in cache)."""
+        step = max(1, RAY_PIECE // w) * w
+        for c0 in range(a, b, step):
+            c1 = min(b, c0 + step)
+            rays(g0 + c0, g0 + c1, block[c0:c1])
+            _to_float32(block[c0:c1], block32[c0:c1])
 
     def finish(hits, block_rays, g0, c0, c1, hit_out):
         """Post-process the pixels [c0, c1) of a block starting at pixel g0 (whole rows)."""
@@ -375,14 +388,15 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
             g0, g1 = r0 * w, r1 * w
             edges = [round(k * (r1 - r0) / parts) * w for k in range(parts + 1)]  # in block
             chunks = [(a, b) for a, b in itertools.pairwise(edges) if b > a]
-            if lazy:
-                block = buf64[:g1 - g0]
-                run(make_rays, [(block, g0, a, b) for a, b in chunks])
+            if lazy:  # made and converted in parallel (numpy releases the GIL)
+                block = buf64[:, :g1 - g0].T
+                block32 = buf32[:g1 - g0]
+                run(make_rays, [(block, block32, g0, a, b) for a, b in chunks])
             else:
                 block = rays[g0:g1]
             if buf32 is None:
                 block32 = np.ascontiguousarray(block)  # no copy when C-contiguous
-            else:  # float64 -> float32 in parallel (numpy releases the GIL)
+            elif not lazy:  # float64 -> float32 in parallel
                 block32 = buf32[:g1 - g0]
                 run(_to_float32, [(block[a:b], block32[a:b]) for a, b in chunks])
             hits = cast_rays(scene, block32, nthreads)
@@ -524,11 +538,17 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
     light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
 
     pixels = pixel_grid((w, h))
-    flat = pixels.reshape(-1, 2)
+    columns = np.arange(w, dtype=np.float64)
+    rows = np.arange(h, dtype=np.float64)
 
     def rays_of(offset):
-        """The rays of pixels [g0, g1), made when their block is cast."""
-        return lambda g0, g1: camera.rays(flat[g0:g1] + offset)
+        """Writes the rays of pixels [g0, g1) (whole rows), made when their block is cast."""
+        grid = camera.ray_grid(columns + offset[0], rows + offset[1])
+
+        def make(g0, g1, out):
+            r0, r1 = g0 // w, g1 // w
+            grid.rays(r0, r1, out=np.reshape(out, (r1 - r0, w, 6), copy=False))
+        return make
 
     # With supersampling, the colour comes from the k x k sub-pixel rays only.
     outputs = OUTPUTS if k == 1 else ("depth", "points", "mask")
