@@ -219,11 +219,27 @@ def _minors(u, p, dp):
     return H, J, Ht
 
 
-def _solve(J, rhs):
-    """``J^{-1} rhs`` for ``J`` (8, 8, P) and ``rhs`` (8, P) or (8, k, P); NaN where ``J`` is
+#: Rows and columns of the Jacobian that only involve ``(a, b)`` and one pair
+#: ``(c_ij, c_ji)``: the pair's 2 x 2 principal minor and its 3 x 3 principal minor with 1.
+_PAIR_ROWS = np.array([[0, 3], [1, 4], [2, 5]])
+_PAIR_COLS = np.array([[2, 3], [4, 5], [6, 7]])
+#: Smallest ``|det B| / max|B|^2`` of a pivot block of :func:`_solve` (else LAPACK solves).
+_PIVOT_TOL = 1e-10
+
+
+def _inv2(M):
+    """Inverses and determinants of 2 x 2 matrices ``M`` (..., 2, 2, P)."""
+    a, b, c, d = M[..., 0, 0, :], M[..., 0, 1, :], M[..., 1, 0, :], M[..., 1, 1, :]
+    det = a * d - b * c
+    adj = np.stack([np.stack([d, -b], -2), np.stack([-c, a], -2)], -3)
+    return adj / det[..., None, None, :], det
+
+
+def _solve_lapack(J, rhs):
+    """``J^{-1} rhs`` by LAPACK, ``J`` (8, 8, P), ``rhs`` (8, k, P); NaN where ``J`` is
     singular."""
     A = np.moveaxis(J, -1, 0)
-    B = np.moveaxis(rhs if rhs.ndim == 3 else rhs[:, None], -1, 0)  # (P, 8, k)
+    B = np.moveaxis(rhs, -1, 0)  # (P, 8, k)
     try:
         x = np.linalg.solve(A, B)
     except np.linalg.LinAlgError:
@@ -232,7 +248,46 @@ def _solve(J, rhs):
             ok = np.isfinite(np.linalg.cond(A))
         if np.any(ok):
             x[ok] = np.linalg.solve(A[ok], B[ok])
-    x = np.moveaxis(x, 0, -1)
+    return np.moveaxis(x, 0, -1)
+
+
+def _solve(J, rhs):
+    r"""``J^{-1} rhs`` for ``J`` (8, 8, P) and ``rhs`` (8, P) or (8, k, P); NaN where ``J`` is
+    singular.
+
+    Block elimination by the sparsity of :func:`_minors`' Jacobian: rows ``k`` and ``k + 3``
+    (the 2 x 2 and 3 x 3 minors of the pair ``k``) involve only :math:`(a, b)` and the pair's
+    unknowns :math:`y_k`, so with :math:`J_k = [A_k\ B_k]` on those rows
+
+    .. math:: y_k = B_k^{-1} (r_k - A_k x_{ab}), \qquad
+              \Big(W_{ab} - \sum_k W_k B_k^{-1} A_k\Big)\, x_{ab}
+              = r_W - \sum_k W_k B_k^{-1} r_k
+
+    with :math:`W` the last two rows (the minors of 234 and 1234): a few elementwise
+    operations on 2 x 2 blocks instead of one LAPACK call per path. Paths whose 2 x 2 pivot
+    blocks are nearly singular are solved by LAPACK.
+    """
+    r = rhs if rhs.ndim == 3 else rhs[:, None]
+    A = J[_PAIR_ROWS[:, :, None], np.arange(2)]  # (3, 2, 2, P)
+    B = J[_PAIR_ROWS[:, :, None], _PAIR_COLS[:, None, :]]  # (3, 2, 2, P)
+    W = J[6:]  # (2, 8, P)
+    with np.errstate(all="ignore"):
+        Binv, detB = _inv2(B)
+        M = np.einsum("kijp,kjlp->kilp", Binv, A)  # B^{-1} A, (3, 2, 2, P)
+        z = np.einsum("kijp,kjlp->kilp", Binv, r[_PAIR_ROWS])  # B^{-1} r, (3, 2, k, P)
+        Wk = W[:, _PAIR_COLS]  # (2, 3, 2, P)
+        S = W[:, :2] - np.einsum("ikjp,kjlp->ilp", Wk, M)
+        Sinv, detS = _inv2(S)
+        xab = np.einsum("ijp,jlp->ilp", Sinv, r[6:] - np.einsum("ikjp,kjlp->ilp", Wk, z))
+        y = z - np.einsum("kijp,jlp->kilp", M, xab)
+        x = np.concatenate([xab, y.reshape(6, *y.shape[2:])])
+        bsize = np.abs(B).max(axis=(1, 2))
+        ssize = np.abs(S).max(axis=(0, 1))
+        weak = ~(np.all(np.abs(detB) > _PIVOT_TOL * bsize * bsize, axis=0)
+                 & (np.abs(detS) > _PIVOT_TOL * ssize * ssize)
+                 & np.all(np.isfinite(x), axis=(0, 1)))
+    if np.any(weak):
+        x[..., weak] = _solve_lapack(J[..., weak], r[..., weak])
     return x if rhs.ndim == 3 else x[:, 0]
 
 
@@ -313,7 +368,8 @@ def _unknowns_from_matrix(C, ab):
 
 def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
                 min_step: float = 1e-7, first_tol: float = 3e-2, final_newton: int = 3,
-                slow_newton: int = 40, max_norm: float = 1e8, end_zone: float = 1e-4):
+                slow_newton: int = 40, max_norm: float = 1e8, end_zone: float = 1e-4,
+                block: int = 1024):
     r"""Track solutions of the eight equations from parameters ``start`` to ``target``.
 
     The parameters move on the segment :math:`p(t) = (1 - t) p_0 + t p_1`; each path solves
@@ -366,59 +422,69 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
     t = np.zeros(n)
     h = np.full(n, h0)
     state = np.zeros(n, dtype=int)  # 0 running, 1 reached t = 1, 2 failed
+    vel = np.empty_like(u)  # du/dt at the current point of every path
+
+    def step(act):
+        """One predictor-corrector step of the paths ``act``, in place."""
+        ua, ta = u[:, act], t[act]
+        ha = np.minimum(h[act], 1.0 - ta)
+        p0a, dpa = p0[..., act], dp[..., act]
+
+        def velocity(v, s):
+            _, J, Ht = _minors(v, p0a + s * dpa, dpa)
+            return -_solve(J, Ht)
+
+        k1 = vel[:, act]
+        k2 = velocity(ua + 0.5 * ha * k1, ta + 0.5 * ha)
+        k3 = velocity(ua + 0.5 * ha * k2, ta + 0.5 * ha)
+        k4 = velocity(ua + ha * k3, ta + ha)
+        un = ua + (ha / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        tn = ta + ha
+        pn = p0a + tn * dpa
+        H, J, _ = _minors(un, pn, None)
+        d1 = _solve(J, H)
+        un = un - d1
+        # The second correction also gives the velocity of the next step (its Jacobian
+        # is that of a point within the square of the first correction of the path).
+        H, J, Ht = _minors(un, pn, dpa)
+        sol = _solve(J, np.stack([H, Ht], axis=1))
+        d2, vn = sol[:, 0], -sol[:, 1]
+        un = un - d2
+        scale = 1.0 + np.linalg.norm(un, axis=0)
+        e1 = np.linalg.norm(d1, axis=0) / scale
+        e2 = np.linalg.norm(d2, axis=0) / scale
+        good = ((e1 < first_tol) & ((e2 < 0.1 * e1) | (e2 < 1e-11))
+                & (scale < max_norm))
+        acc, rej = act[good], act[~good]
+        u[:, acc] = un[:, good]
+        vel[:, acc] = vn[:, good]
+        t[acc] = np.where(tn[good] >= 1.0 - 1e-15, 1.0, tn[good])
+        with np.errstate(divide="ignore"):
+            factor = 0.5 * (first_tol / e1) ** 0.2  # local error ~ h^5
+        factor = np.where(np.isfinite(factor), factor, 0.25)
+        h[acc] = ha[good] * np.clip(factor[good], 0.5, 2.5)
+        h[rej] = ha[~good] * np.clip(factor[~good], 0.1, 0.5)
+        state[acc[t[acc] >= 1.0]] = 1
+        small = h[rej] < min_step
+        bounded = scale[~good] < max_norm
+        stuck = rej[small | ~bounded]
+        # Next to a cluster of close solutions the corrections contract only linearly and
+        # the step collapses; a path that got there is finished by the Newton steps at t = 1.
+        near_end = (t[stuck] > 1.0 - end_zone) & bounded[small | ~bounded]
+        state[stuck] = np.where(near_end, 1, 2)
+
     with np.errstate(all="ignore"):
-        _, J, Ht = _minors(u, p0, dp)
-        vel = -_solve(J, Ht)  # du/dt at the current point of every path
+        for lo in range(0, n, block):
+            sl = slice(lo, lo + block)
+            _, J, Ht = _minors(u[:, sl], p0[..., sl], dp[..., sl])
+            vel[:, sl] = -_solve(J, Ht)
         for _ in range(max_steps):
             act = np.flatnonzero(state == 0)
             if act.size == 0:
                 break
-            ua, ta = u[:, act], t[act]
-            ha = np.minimum(h[act], 1.0 - ta)
-            p0a, dpa = p0[..., act], dp[..., act]
-
-            def velocity(v, s, p0a=p0a, dpa=dpa):
-                _, J, Ht = _minors(v, p0a + s * dpa, dpa)
-                return -_solve(J, Ht)
-
-            k1 = vel[:, act]
-            k2 = velocity(ua + 0.5 * ha * k1, ta + 0.5 * ha)
-            k3 = velocity(ua + 0.5 * ha * k2, ta + 0.5 * ha)
-            k4 = velocity(ua + ha * k3, ta + ha)
-            un = ua + (ha / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-            tn = ta + ha
-            pn = p0a + tn * dpa
-            H, J, _ = _minors(un, pn, None)
-            d1 = _solve(J, H)
-            un = un - d1
-            # The second correction also gives the velocity of the next step (its Jacobian
-            # is that of a point within the square of the first correction of the path).
-            H, J, Ht = _minors(un, pn, dpa)
-            sol = _solve(J, np.stack([H, Ht], axis=1))
-            d2, vn = sol[:, 0], -sol[:, 1]
-            un = un - d2
-            scale = 1.0 + np.linalg.norm(un, axis=0)
-            e1 = np.linalg.norm(d1, axis=0) / scale
-            e2 = np.linalg.norm(d2, axis=0) / scale
-            good = ((e1 < first_tol) & ((e2 < 0.1 * e1) | (e2 < 1e-11))
-                    & (scale < max_norm))
-            acc, rej = act[good], act[~good]
-            u[:, acc] = un[:, good]
-            vel[:, acc] = vn[:, good]
-            t[acc] = np.where(tn[good] >= 1.0 - 1e-15, 1.0, tn[good])
-            with np.errstate(divide="ignore"):
-                factor = 0.5 * (first_tol / e1) ** 0.2  # local error ~ h^5
-            factor = np.where(np.isfinite(factor), factor, 0.25)
-            h[acc] = ha[good] * np.clip(factor[good], 0.5, 2.5)
-            h[rej] = ha[~good] * np.clip(factor[~good], 0.1, 0.5)
-            state[acc[t[acc] >= 1.0]] = 1
-            small = h[rej] < min_step
-            bounded = scale[~good] < max_norm
-            stuck = rej[small | ~bounded]
-            # Next to a cluster of close solutions the corrections contract only linearly and
-            # the step collapses; a path that got there is finished by the Newton steps at t = 1.
-            near_end = (t[stuck] > 1.0 - end_zone) & bounded[small | ~bounded]
-            state[stuck] = np.where(near_end, 1, 2)
+            # Blocks of paths small enough for the temporaries to stay in the cache.
+            for lo in range(0, act.size, block):
+                step(act[lo:lo + block])
         state[state == 0] = 2
         for _ in range(final_newton):
             H, J, _ = _minors(u, p1, None)
