@@ -607,3 +607,106 @@ def test_demo_checks_pass_and_failures_are_reported(capsys):
     buf = io.StringIO()
     assert demo.run([raising, demo.example1_plane_projection], out=buf) is False
     assert "raised RuntimeError: boom" in buf.getvalue() and "[ok]" in buf.getvalue()
+
+
+# -- rays of a pixel grid -------------------------------------------------------------------
+GRID_KINDS = KINDS + ["two_slit_random", "pushbroom_any_motion", "two_slit_scaled_pushbroom"]
+#: Random cameras per kind of the grid checks, and pixels per grid (columns, rows).
+N_GRID_CAMERAS = 200
+GRID_SHAPE = (23, 17)
+
+
+def _grid_camera(kind, rng):
+    """A camera of ``kind`` and a grid of pixels (x, y) around the images of points it sees."""
+    if kind == "two_slit_random":  # any A1, A2: origins on either slit, either orientation
+        cam = xslit.TwoSlitCamera(rng.normal(size=(2, 4)), rng.normal(size=(2, 4)))
+        X = rng.normal(size=(50, 3))
+    elif kind == "pushbroom_any_motion":  # flight direction m1 at any angle to the sensor
+        cam = xslit.PushbroomCamera.from_matrix(rng.normal(size=(3, 4)))
+        X = rng.normal(size=(50, 3))
+    elif kind == "two_slit_scaled_pushbroom":  # slit 1 at infinity, A1 not normalised
+        pb = synthetic.random_pushbroom_camera(rng, orthogonal=bool(rng.integers(2)))
+        cam = xslit.TwoSlitCamera(rng.uniform(0.1, 10) * pb.A1, pb.A2)
+        X = rng.normal(size=(50, 3))
+    else:
+        cam, X = _make(kind, rng)
+    px = cam.project(X)
+    px = px[np.isfinite(px).all(axis=1)]
+    if len(px) < 2:
+        px = rng.normal(scale=100, size=(2, 2))
+    lo, hi = px.min(axis=0), px.max(axis=0)
+    pad = 0.1 * (hi - lo) + 1.0
+    x = np.sort(rng.uniform(lo[0] - pad[0], hi[0] + pad[0], size=GRID_SHAPE[0]))
+    y = np.sort(rng.uniform(lo[1] - pad[1], hi[1] + pad[1], size=GRID_SHAPE[1]))
+    return cam, x, y
+
+
+@pytest.mark.parametrize("kind", GRID_KINDS)
+def test_ray_grid_equals_the_rays_of_its_pixels(kind, rng):
+    """``ray_grid(x, y).rays()[i, j]`` is ``rays([[x[j], y[i]]])``: origins relative to the
+    largest origin and unit directions within RAY_RTOL, the same non-finite rays; two-slit,
+    pushbroom and pinhole grids come from their separable terms, rational ones from ``rays``
+    (exactly)."""
+    separable = 0
+    worst = 0.0
+    for _ in range(N_GRID_CAMERAS):
+        cam, x, y = _grid_camera(kind, rng)
+        grid = cam.ray_grid(x, y)
+        R = grid.rays()
+        assert R.shape == (len(y), len(x), 6) and R.dtype == np.float64
+        px = np.stack(np.meshgrid(x, y), axis=-1).reshape(-1, 2)
+        ref = cam.rays(px).reshape(R.shape)
+        separable += grid.separable
+        if not grid.separable:
+            np.testing.assert_array_equal(R, ref)
+            continue
+        finite = np.isfinite(ref).all(axis=-1)
+        np.testing.assert_array_equal(np.isfinite(R).all(axis=-1), finite)
+        scale = max(1.0, np.abs(ref[finite][:, :3]).max())
+        err = max(np.abs(R[finite][:, :3] - ref[finite][:, :3]).max() / scale,
+                  np.abs(R[finite][:, 3:] - ref[finite][:, 3:]).max())
+        worst = max(worst, err)
+        # A range of rows into a planar buffer gives those rows.
+        planar = np.empty((6, 5, len(x)))
+        part = grid.rays(3, 8, out=np.moveaxis(planar, 0, -1))
+        assert np.shares_memory(part, planar)
+        np.testing.assert_array_equal(part, R[3:8])
+    assert worst <= RAY_RTOL, worst
+    if kind.startswith(("rational", "transversal")):
+        assert separable == 0
+    else:
+        assert separable >= 0.9 * N_GRID_CAMERAS, separable
+
+
+def test_ray_grid_of_a_two_slit_camera_with_slit_2_at_infinity_uses_rays(rng):
+    """A camera the separable form does not cover (slit 2 at infinity) gives ``rays``."""
+    pb = synthetic.random_pushbroom_camera(rng)
+    cam = xslit.TwoSlitCamera(pb.A2, pb.A1)  # the slits swapped
+    x, y = np.linspace(-50, 50, 7), np.linspace(300, 400, 5)
+    grid = cam.ray_grid(x, y)
+    assert not grid.separable
+    px = np.stack(np.meshgrid(x, y), axis=-1).reshape(-1, 2)
+    np.testing.assert_array_equal(grid.rays(), cam.rays(px).reshape(5, 7, 6))
+
+
+def test_ray_grid_empty_and_malformed(rng):
+    cam = synthetic.random_two_slit_camera(rng)
+    assert cam.ray_grid([], [1.0, 2.0]).rays().shape == (2, 0, 6)
+    assert cam.ray_grid([1.0], []).rays().shape == (0, 1, 6)
+    for bad in ([[1.0, 2.0]], [1.0, np.nan], "ab", None):
+        with pytest.raises(ValueError, match="^x must"):
+            cam.ray_grid(bad, [1.0])
+    with pytest.raises(ValueError, match="^y must"):
+        cam.ray_grid([1.0], [np.inf])
+    grid = cam.ray_grid([1.0, 2.0, 3.0], [1.0, 2.0])
+    for start, stop in ((1, 0), (-1, 2), (0, 3), (0.0, 1), (True, 2)):
+        with pytest.raises(ValueError, match="start"):
+            grid.rays(start, stop)
+    for out in (np.empty((2, 3, 6), np.float32), np.empty((2, 3, 5)), [[0.0]],
+                np.empty((2, 3, 6))[:, :, ::-1][:1]):
+        with pytest.raises(ValueError, match="^out must"):
+            grid.rays(out=out)
+    frozen = np.empty((2, 3, 6))
+    frozen.setflags(write=False)
+    with pytest.raises(ValueError, match="^out must"):
+        grid.rays(out=frozen)

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from xslit import PinholeCamera, PushbroomIntrinsics, TwoSlitIntrinsics
+from xslit import PinholeCamera, PushbroomIntrinsics, RationalCamera, TwoSlitIntrinsics
 from xslit.cameras import compose_pushbroom, compose_two_slit
 from xslit.geometry.projective import rvec_from_matrix
 from xslit.synthetic import random_two_slit_camera
@@ -133,6 +133,59 @@ def test_supersampling_texture_kernel(terrain):
     assert (r2["image"][sky] == [30, 60, 90]).all()
     diff = np.abs(r1["image"].astype(int) - r2["image"].astype(int))
     assert 0 < diff.mean() < 30
+
+
+def oblique_pushbroom_over_terrain(size):
+    """A pushbroom flying diagonally, its flight line not perpendicular to the sensor line."""
+    c, s = np.cos(0.5), np.sin(0.5)
+    H = np.array([[c, -s, 0.3, 2.0], [s, c, 0.1, -1.0], [0, 0.2, 1, 0.5], [0, 0, 0, 1]])
+    return pushbroom_over_terrain(size).transform(H)
+
+
+def rational_pinhole_looking_at(eye, target, size):
+    """The pinhole of :func:`pinhole_looking_at` as a RationalCamera (rays from ``rays``)."""
+    pin = pinhole_looking_at(eye, target, size)
+    Minv = np.linalg.inv(pin.P[:, :3])
+    frame = np.vstack([np.column_stack([Minv[:, :2], Minv[:, 2] + pin.center]), [0, 0, 1]])
+    return RationalCamera.pinhole(np.append(pin.center, 1.0), frame)
+
+
+RENDER_VIEWS = {
+    "two_slit_room": ("room", lambda: two_slit_looking_at([0, -4.5, 0.6], [0, 0, -0.3], SMALL)),
+    "two_slit_terrain": ("terrain",
+                         lambda: two_slit_looking_at([0, -30, 25], [0, 5, 0], SMALL, d=5.0)),
+    "pushbroom": ("terrain", lambda: pushbroom_over_terrain(SMALL)),
+    "pushbroom_oblique": ("terrain", lambda: oblique_pushbroom_over_terrain(SMALL)),
+    "pinhole": ("room", lambda: pinhole_looking_at([3.0, -3.5, 1.0], [0, 0, -0.5], SMALL)),
+    "rational": ("room",
+                 lambda: rational_pinhole_looking_at([3.0, -3.5, 1.0], [0, 0, -0.5], SMALL)),
+}
+
+
+@pytest.mark.parametrize("view", list(RENDER_VIEWS))
+def test_render_image_equals_the_render_of_camera_rays(request, view, monkeypatch):
+    """renderImage makes its rays from the pixel grid's structure (``camera.ray_grid``); its
+    render equals that of ``camera.rays`` on every pixel centre: the same hits, image and
+    depth, hit points within rounding (they are evaluated on the float64 rays), on two
+    threads over several blocks."""
+    scene_name, make_camera = RENDER_VIEWS[view]
+    scene = request.getfixturevalue(scene_name)
+    cam = make_camera()
+    assert cam.ray_grid([0.0], [0.0]).separable == (view != "rational")
+    monkeypatch.setattr(render.raycast, "BLOCK_PIXELS", 1 << 13)  # blocks of 51 rows
+    monkeypatch.setattr(render.raycast, "PARALLEL_PIXELS", 1 << 10)
+    r = render.renderImage(scene, cam, SMALL, nthreads=2, background=(9, 9, 9))
+    rays = cam.rays(render.pixel_grid(SMALL).reshape(-1, 2))
+    ref = render.render_from_rays(scene, rays, SMALL, nthreads=1, background=(9, 9, 9))
+    assert r["mask"].mean() > 0.5
+    np.testing.assert_array_equal(r["mask"], ref["mask"])
+    np.testing.assert_array_equal(r["image"], ref["image"])
+    m = ref["mask"]
+    np.testing.assert_allclose(r["depth"][m], ref["depth"][m], rtol=1e-6)
+    assert np.isinf(r["depth"][~m]).all() and np.isnan(r["points"][~m]).all()
+    scale = np.abs(ref["points"][m]).max()
+    np.testing.assert_allclose(r["points"][m], ref["points"][m], rtol=0, atol=1e-12 * scale)
+    assert reprojection_error(r) < REPROJECTION_PX
 
 
 # -- images rich enough for SIFT; exact ground-truth correspondences ---------------------------

@@ -207,6 +207,11 @@ class RayGrid:
         self._terms = terms
 
     @property
+    def separable(self) -> bool:
+        """Whether the rays come from per-row and per-column terms (else from ``rays``)."""
+        return self._terms is not None
+
+    @property
     def shape(self) -> tuple[int, int]:
         """``(H, W)``."""
         return len(self.y), len(self.x)
