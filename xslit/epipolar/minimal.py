@@ -116,31 +116,84 @@ _OFF_C = np.array([c for _, c in _OFF])
 _DEP = ((0, 0), (1, 1), (2, 2), (3, 3), (1, 0), (2, 0), (3, 0))
 
 
-def _det3(row, k, minors, cols):
-    """Determinant of a 3 x 3 matrix from one row and the 2 x 2 minors of the two others.
+def _minor_tables():
+    """Index tables of :func:`_minors`.
 
-    ``row[x]`` are the entries of the row at position ``k`` (0: top, 2: bottom) in the
-    columns ``cols`` (3 of them, in order); ``minors[(x, y)]`` (``x < y``) are the 2 x 2 minors
-    of the other two rows, kept in their order.
+    The working array ``pool`` holds, by rows: the 16 entries of ``C`` (``4 i + j``), their
+    negatives, the 2 x 2 minors ``C[R, K]`` that are needed (pairs of rows and columns), their
+    negatives, and the signed cofactors of the 4 x 4 determinant at the entries in
+    ``_GRAD`` (expanded along a row of the other row pair); the last row is zero.
     """
-    total = 0.0
-    for pos, x in enumerate(cols):
-        rest = tuple(y for y in cols if y != x)
-        term = row[x] * minors[rest]
-        total = total + term if (k + pos) % 2 == 0 else total - term
-    return total
+    grad = [4 * i + j for i, j in _DEP + _OFF]  # entries with a derivative, J's columns
+    minors = {}  # (rows, cols) -> position among the 2 x 2 minors
+
+    def minor(rows, cols):
+        return minors.setdefault((tuple(rows), tuple(cols)), len(minors))
+
+    g3 = {}  # (S, entry) -> (position of the minor, sign)
+    for S in _EQ_SUBSETS[3:7]:
+        for x in S:
+            for y in S:
+                if 4 * x + y in grad:
+                    rows, cols = [q for q in S if q != x], [q for q in S if q != y]
+                    g3[S, 4 * x + y] = (minor(rows, cols), (-1) ** (S.index(x) + S.index(y)))
+    cof = []  # per entry of grad: three (C position, signed minor) terms
+    for e in grad:
+        x, y = divmod(e, 4)
+        rows, cols = [q for q in range(4) if q != x], [q for q in range(4) if q != y]
+        r0 = 1 - x if x < 2 else 5 - x  # the other row of x's pair
+        rest = [q for q in rows if q != r0]
+        terms = []
+        for k, c in enumerate(cols):
+            sign = (-1) ** (x + y + rows.index(r0) + k)
+            terms.append((4 * r0 + c + (0 if sign > 0 else 16),
+                          minor(rest, [q for q in cols if q != c])))
+        cof.append(terms)
+    nm = len(minors)
+    q0, c0 = 32, 32 + 2 * nm  # first minor and first cofactor rows of the pool
+    zero = c0 + len(grad)
+    keys = list(minors)
+    m_idx = np.array([[4 * R[0] + K[0], 4 * R[1] + K[1], 4 * R[0] + K[1], 4 * R[1] + K[0]]
+                      for R, K in keys]).T  # minor = C[m0] C[m1] - C[m2] C[m3]
+    cof_c = np.array([[c for c, _ in terms] for terms in cof])
+    cof_m = np.array([[q0 + m for _, m in terms] for terms in cof])
+    g_idx = np.full((8, len(grad)), zero)
+    for r, S in enumerate(_EQ_SUBSETS):
+        for k, e in enumerate(grad):
+            x, y = divmod(e, 4)
+            if x not in S or y not in S:
+                continue
+            if len(S) == 2:  # d(c_xx c_yy - c_xy c_yx): the opposite entry, signed
+                o = 4 * [q for q in S if q != x][0] + [q for q in S if q != y][0]
+                g_idx[r, k] = o if x == y else 16 + o
+            elif len(S) == 3:
+                m, sign = g3[S, e]
+                g_idx[r, k] = q0 + m + (0 if sign > 0 else nm)
+            else:
+                g_idx[r, k] = c0 + k
+    # Each determinant expanded along its first column: entries (x, S[0]), x in S.
+    det_c = np.full((8, 4), zero)
+    det_g = np.zeros((8, 4), dtype=int)
+    for r, S in enumerate(_EQ_SUBSETS):
+        for k, x in enumerate(S):
+            det_c[r, k] = 4 * x + S[0]
+            det_g[r, k] = grad.index(4 * x + S[0])
+    return dict(grad=np.array(grad), n_pool=zero + 1, q0=q0, c0=c0, nm=nm, m_idx=m_idx,
+                cof_c=cof_c, cof_m=cof_m, g_idx=g_idx, det_c=det_c, det_g=det_g)
 
 
-def _pair_minors(r1, r2):
-    """2 x 2 minors ``r1[x] r2[y] - r1[y] r2[x]`` of two rows, keyed by ``(x, y)``, ``x < y``."""
-    return {(x, y): r1[x] * r2[y] - r1[y] * r2[x] for x in range(4) for y in range(x + 1, 4)}
+_TABLES = _minor_tables()
+_DIAG_C = np.array([0, 5, 10, 15])  # the diagonal of C, flat
+_COL_C = np.array([4, 8, 12])  # c21, c31, c41, flat
+_OFF_C_FLAT = np.array([4 * i + j for i, j in _OFF])
 
 
 def _minors(u, p, dp):
     """The eight equations, their Jacobian in ``u`` and their derivative along ``dp``.
 
-    Explicit cofactor formulas on ``(P,)`` arrays: every operation is a long vector operation
-    over all paths.
+    The entries of ``C``, the 2 x 2 minors and the 4 x 4 cofactors that the equations and
+    their gradients need are gathered into one working array by index tables
+    (:func:`_minor_tables`): a few long vector operations over all paths.
 
     Parameters
     ----------
@@ -154,69 +207,53 @@ def _minors(u, p, dp):
     -------
     H : (8, P), J : (8, 8, P), Ht : (8, P) or None
     """
+    tb = _TABLES
+    n = u.shape[1]
     a, b = u[0], u[1]
     sign = _SIGN[:, None]
     mu = sign * (p[0] + a * p[1] + b * p[2])  # (16, P)
-    dirs = [sign * p[1], sign * p[2]]
+    nd = 2 if dp is None else 3
+    D = np.empty((nd, 16, n), dtype=complex)  # d mu along a, b (and t)
+    D[0], D[1] = p[1], p[2]
     if dp is not None:
-        dirs.append(sign * (dp[0] + a * dp[1] + b * dp[2]))
-    c = [[None] * 4 for _ in range(4)]
-    c[0][1] = c[0][2] = c[0][3] = 1.0
-    for q in range(4):
-        c[q][q] = mu[_DIAG_FLAT[q]]
-    for q in (1, 2, 3):
-        c[q][0] = c[0][0] * c[q][q] - mu[_COL_FLAT[q - 1]]
-    for k, (i, j) in enumerate(_OFF):
-        c[i][j] = u[2 + k]
-    dc = {}
-    for q in range(4):
-        dc[q, q] = [d[_DIAG_FLAT[q]] for d in dirs]
-    for q in (1, 2, 3):
-        dc[q, 0] = [d00 * c[q][q] + c[0][0] * dqq - d[_COL_FLAT[q - 1]]
-                    for d00, dqq, d in zip(dc[0, 0], dc[q, q], dirs, strict=True)]
+        D[2] = dp[0] + a * dp[1] + b * dp[2]
+    D *= sign
+    pool = np.empty((tb["n_pool"], n), dtype=complex)
+    C = pool[:16]
+    C[1:4] = 1.0
+    C[_DIAG_C] = mu[_DIAG_FLAT]
+    C[_COL_C] = C[0] * C[_DIAG_C[1:]] - mu[_COL_FLAT]
+    C[_OFF_C_FLAT] = u[2:]
+    np.negative(C, out=pool[16:32])
+    q0, c0, nm = tb["q0"], tb["c0"], tb["nm"]
+    m = tb["m_idx"]
+    np.subtract(C[m[0]] * C[m[1]], C[m[2]] * C[m[3]], out=pool[q0:q0 + nm])
+    np.negative(pool[q0:q0 + nm], out=pool[q0 + nm:c0])
+    np.sum(pool[tb["cof_c"]] * pool[tb["cof_m"]], axis=1, out=pool[c0:-1])
+    pool[-1] = 0.0
+    G = pool[tb["g_idx"]]  # (8, 13, P): gradients at the diagonal, first column, unknowns
+    H = np.sum(pool[tb["det_c"]] * G[np.arange(8)[:, None], tb["det_g"]], axis=1)
+    H -= mu[_EQ_FLAT]
+    dC = np.empty((nd, 7, n), dtype=complex)  # derivatives of the diagonal and first column
+    dC[:, :4] = D[:, _DIAG_FLAT]
+    dC[:, 4:] = (D[:, _DIAG_FLAT[:1]] * C[_DIAG_C[1:]] + C[0] * D[:, _DIAG_FLAT[1:]]
+                 - D[:, _COL_FLAT])
+    J = np.empty((8, 8, n), dtype=complex)
+    dirs = [np.sum(G[:, :7] * dC[k], axis=1) - D[k, _EQ_FLAT] for k in range(nd)]
+    J[:, 0], J[:, 1] = dirs[0], dirs[1]
+    J[:, 2:] = G[:, 7:]
+    return H, J, (dirs[2] if dp is not None else None)
 
-    grads, dets = [], []
-    for i, j in _EQ_SUBSETS[:3]:
-        dets.append(c[i][i] * c[j][j] - c[i][j] * c[j][i])
-        grads.append({(i, i): c[j][j], (j, j): c[i][i], (i, j): -c[j][i], (j, i): -c[i][j]})
-    for S in _EQ_SUBSETS[3:7]:
-        g = {}
-        for x in range(3):
-            for y in range(3):
-                x1, x2, y1, y2 = S[(x + 1) % 3], S[(x + 2) % 3], S[(y + 1) % 3], S[(y + 2) % 3]
-                g[S[x], S[y]] = c[x1][y1] * c[x2][y2] - c[x1][y2] * c[x2][y1]
-        dets.append(sum(c[S[0]][S[y]] * g[S[0], S[y]] for y in range(3)))
-        grads.append(g)
-    low, high = _pair_minors(c[2], c[3]), _pair_minors(c[0], c[1])
-    g = {}
-    for j in range(4):
-        cols = tuple(y for y in range(4) if y != j)
-        for i, row, k, minors in ((0, c[1], 0, low), (1, c[0], 0, low), (2, c[3], 2, high),
-                                  (3, c[2], 2, high)):
-            v = _det3(row, k, minors, cols)
-            g[i, j] = v if (i + j) % 2 == 0 else -v
-    dets.append(sum(c[0][j] * g[0, j] for j in range(4)))
-    grads.append(g)
 
-    n = u.shape[1]
-    H = np.empty((8, n), dtype=complex)
-    J = np.zeros((8, 8, n), dtype=complex)
-    Ht = np.empty((8, n), dtype=complex) if dp is not None else None
-    for r, g in enumerate(grads):
-        f = _EQ_FLAT[r]
-        H[r] = dets[r] - mu[f]
-        acc = [-d[f] for d in dirs]
-        for e in _DEP:
-            if e in g:
-                for m in range(len(dirs)):
-                    acc[m] = acc[m] + g[e] * dc[e][m]
-        J[r, 0], J[r, 1] = acc[0], acc[1]
-        if Ht is not None:
-            Ht[r] = acc[2]
-        for k, e in enumerate(_OFF):
-            if e in g:
-                J[r, 2 + k] = g[e]
-    return H, J, Ht
+def _newton_step(u, p, block: int = 1024):
+    """The Newton correction ``J^{-1} H`` of the eight equations at ``u`` (8, P) in charts
+    ``p`` (3, 16, P), computed on blocks of ``block`` paths."""
+    d = np.empty_like(u)
+    for lo in range(0, u.shape[1], block):
+        sl = slice(lo, lo + block)
+        H, J, _ = _minors(u[:, sl], p[..., sl], None)
+        d[:, sl] = _solve(J, H)
+    return d
 
 
 #: Rows and columns of the Jacobian that only involve ``(a, b)`` and one pair
@@ -487,8 +524,7 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
                 step(act[lo:lo + block])
         state[state == 0] = 2
         for _ in range(final_newton):
-            H, J, _ = _minors(u, p1, None)
-            d = _solve(J, H)
+            d = _newton_step(u, p1, block)
             u = u - d
         scale = 1.0 + np.linalg.norm(u, axis=0)
         ok = (state == 1) & (np.linalg.norm(d, axis=0) / scale < 1e-8)
@@ -497,8 +533,7 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
         for _ in range(slow_newton):
             if slow.size == 0:
                 break
-            H, J, _ = _minors(u[:, slow], p1[..., slow], None)
-            d = _solve(J, H)
+            d = _newton_step(u[:, slow], p1[..., slow], block)
             u[:, slow] -= d
             done = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(u[:, slow], axis=0))
             ok[slow[done]] = True
@@ -584,8 +619,7 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None):
         Cp = gauge_transpose(matrix_from_unknowns(ue, pt[..., None]))
         up = _unknowns_from_matrix(Cp, ue[:2]).reshape(8, -1)
         for _ in range(2):  # the partners are checked like the end points of the paths
-            H, J, _ = _minors(up, np.repeat(pt, half, axis=-1), None)
-            d = _solve(J, H)
+            d = _newton_step(up, np.repeat(pt, half, axis=-1))
             up = up - d
         conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
     up = up.reshape(8, m, half)
