@@ -164,7 +164,7 @@ def _minor_tables():
             if x not in S or y not in S:
                 continue
             if len(S) == 2:  # d(c_xx c_yy - c_xy c_yx): the opposite entry, signed
-                o = 4 * [q for q in S if q != x][0] + [q for q in S if q != y][0]
+                o = 4 * (sum(S) - x) + sum(S) - y
                 g_idx[r, k] = o if x == y else 16 + o
             elif len(S) == 3:
                 m, sign = g3[S, e]
@@ -443,6 +443,9 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
     min_step, first_tol, max_norm, end_zone : float
     final_newton, slow_newton : int
         Newton steps on the target system after reaching :math:`t = 1`.
+    block : int
+        Paths evaluated together in one vector operation (the working arrays of larger blocks
+        fall out of the processor's cache).
 
     Returns
     -------
