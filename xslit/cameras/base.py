@@ -204,6 +204,9 @@ class RayGrid:
 
     def __init__(self, camera: Camera, x: np.ndarray, y: np.ndarray, terms: dict | None):
         self.camera, self.x, self.y = camera, x, y
+        if terms is not None:  # vectors as (3, n): each coordinate contiguous
+            terms = {k: np.ascontiguousarray(v.T) if k.endswith(("_dir", "_origin"))
+                     and v is not None else v for k, v in terms.items()}
         self._terms = terms
 
     @property
@@ -272,22 +275,23 @@ def _check_axis(name: str, value) -> np.ndarray:
 
 
 def _fill_grid(terms: dict, r0: int, r1: int, out: np.ndarray) -> None:
-    """Write the rays of rows ``[r0, r1)`` of a separable grid (see ``Camera.ray_grid``)."""
+    """Write the rays of rows ``[r0, r1)`` of a separable grid (see ``Camera.ray_grid``);
+    the vector terms are ``(3, n)``."""
     rows = slice(r0, r1)
     col_dir = terms["col_dir"]
     row_sign = terms["row_sign"]
     if col_dir is None:  # the direction depends on the row only
-        d = terms["row_dir"][rows]
-        d = d / np.linalg.norm(d, axis=1, keepdims=True)
+        d = terms["row_dir"][:, rows]
+        d = d / np.linalg.norm(d, axis=0)
         if row_sign is not None:
-            d *= row_sign[rows, None]
+            d *= row_sign[rows]
         for c in range(3):
-            out[..., 3 + c] = d[:, None, c]
+            out[..., 3 + c] = d[c, :, None]
     else:
-        row_dir = terms["row_dir"][rows]
+        row_dir = terms["row_dir"][:, rows]
         d = [out[..., 3 + c] for c in range(3)]
         for c in range(3):
-            np.add(row_dir[:, None, c], col_dir[None, :, c], out=d[c])
+            np.add(row_dir[c, :, None], col_dir[c], out=d[c])
         norm = np.multiply(d[0], d[0])
         tmp = np.empty_like(norm)
         for c in (1, 2):
@@ -303,11 +307,11 @@ def _fill_grid(terms: dict, r0: int, r1: int, out: np.ndarray) -> None:
     row_origin, col_origin = terms["row_origin"], terms["col_origin"]
     select = None
     if row_origin is not None and col_origin is not None:
-        select = terms["row_select"][rows, None] & terms["col_select"][None, :]
+        select = terms["row_select"][rows, None] & terms["col_select"]
     for c in range(3):
         if col_origin is None:
-            out[..., c] = row_origin[rows, None, c]
+            out[..., c] = row_origin[c, rows, None]
         else:
-            out[..., c] = col_origin[None, :, c]
+            out[..., c] = col_origin[c]
             if select is not None:
-                np.copyto(out[..., c], row_origin[rows, None, c], where=~select)
+                np.copyto(out[..., c], row_origin[c, rows, None], where=~select)

@@ -330,14 +330,22 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
     flat = {k: v.reshape(n, -1) if v.ndim == 3 else v.reshape(n) for k, v in res.items()}
     image = accumulate.reshape(n, 3) if accumulate is not None else flat.get("image")
     step = max(1, BLOCK_PIXELS // w)
+    blocks = [(r0 * w, min(h, r0 + step) * w) for r0 in range(0, h, step)]
     parts = (nthreads * CHUNKS_PER_THREAD if nthreads > 1 and min(n, step * w) >= PARALLEL_PIXELS
              else 1)
-    # Float64 rays are converted block by block into this buffer for the cast.
+    # Float64 rays are converted block by block into these buffers for the cast; two of each,
+    # so that the rays of the next block are made while the last one is post-processed.
     lazy = callable(rays)
+    nbuf = min(2, len(blocks))
     buf32 = (None if not lazy and rays.dtype == np.float32
-             else np.empty((min(n, step * w), 6), np.float32))
+             else np.empty((nbuf, min(n, step * w), 6), np.float32))
     # Planar: the columns of a block of rays are contiguous for the generator and the hits.
-    buf64 = np.empty((6, min(n, step * w))) if lazy else None
+    buf64 = np.empty((nbuf, 6, min(n, step * w))) if lazy else None
+
+    def chunks_of(g0, g1):
+        """Pixel ranges (whole rows, relative to g0) of a block's parallel steps."""
+        edges = [round(k * (g1 - g0) / w / parts) * w for k in range(parts + 1)]
+        return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
 
     def make_rays(block, block32, g0, a, b):
         """Make the rays of pixels [a, b) of a block, and their float32 copy, piece by piece
@@ -347,6 +355,20 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
             c1 = min(b, c0 + step)
             rays(g0 + c0, g0 + c1, block[c0:c1])
             _to_float32(block[c0:c1], block32[c0:c1])
+
+    def prepare(i):
+        """The float64 and float32 rays of block ``i`` and the tasks that make them."""
+        g0, g1 = blocks[i]
+        chunks = chunks_of(g0, g1)
+        if lazy:
+            block = buf64[i % nbuf, :, :g1 - g0].T
+            block32 = buf32[i % nbuf, :g1 - g0]
+            return block, block32, [(make_rays, (block, block32, g0, a, b)) for a, b in chunks]
+        block = rays[g0:g1]
+        if buf32 is None:
+            return block, np.ascontiguousarray(block), []  # no copy when C-contiguous
+        block32 = buf32[i % nbuf, :g1 - g0]
+        return block, block32, [(_to_float32, (block[a:b], block32[a:b])) for a, b in chunks]
 
     def finish(hits, block_rays, g0, c0, c1, hit_out):
         """Post-process the pixels [c0, c1) of a block starting at pixel g0 (whole rows)."""
@@ -365,43 +387,35 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
 
     pool = ThreadPoolExecutor(nthreads - 1) if parts > 1 else None
 
-    def run(fn, calls):
-        """``fn(*args)`` for every ``args`` of ``calls``, on this thread and the pool's, each
-        taking the next call; returns when all are done."""
-        todo = iter(calls)
+    def run(tasks):
+        """``fn(*args)`` for every ``(fn, args)`` of ``tasks``, on this thread and the pool's,
+        each taking the next task (numpy and OpenCV release the GIL); returns when all are
+        done."""
+        todo = iter(tasks)
         lock = threading.Lock()
 
         def work():
             while True:
                 with lock:
-                    args = next(todo, None)
-                if args is None:
+                    task = next(todo, None)
+                if task is None:
                     return
-                fn(*args)
-        futures = [pool.submit(work) for _ in range(nthreads - 1)] if pool else []
+                task[0](*task[1])
+        futures = [pool.submit(work) for _ in range(nthreads - 1)] if pool and tasks else []
         work()
         for f in futures:
             f.result()
     try:
-        for r0 in range(0, h, step):
-            r1 = min(h, r0 + step)
-            g0, g1 = r0 * w, r1 * w
-            edges = [round(k * (r1 - r0) / parts) * w for k in range(parts + 1)]  # in block
-            chunks = [(a, b) for a, b in itertools.pairwise(edges) if b > a]
-            if lazy:  # made and converted in parallel (numpy releases the GIL)
-                block = buf64[:, :g1 - g0].T
-                block32 = buf32[:g1 - g0]
-                run(make_rays, [(block, block32, g0, a, b) for a, b in chunks])
-            else:
-                block = rays[g0:g1]
-            if buf32 is None:
-                block32 = np.ascontiguousarray(block)  # no copy when C-contiguous
-            elif not lazy:  # float64 -> float32 in parallel
-                block32 = buf32[:g1 - g0]
-                run(_to_float32, [(block[a:b], block32[a:b]) for a, b in chunks])
+        block, block32, tasks = prepare(0)
+        run(tasks)
+        for i, (g0, g1) in enumerate(blocks):
             hits = cast_rays(scene, block32, nthreads)
             hit = flat["mask"][g0:g1] if "mask" in flat else np.empty(g1 - g0, bool)
-            run(finish, [(hits, block, g0, a, b, hit) for a, b in chunks])
+            tasks = [(finish, (hits, block, g0, a, b, hit)) for a, b in chunks_of(g0, g1)]
+            if i + 1 < len(blocks):  # the next block's rays, after this one's hits
+                following = prepare(i + 1)
+                tasks += following[2]
+            run(tasks)
             if general:  # Scene.albedo may call user functions: on this thread only
                 c = _general_colour(scene, hits, block, hit, light, ambient)
                 if bg.any() and not hit.all():
@@ -410,6 +424,8 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
                     image[g0:g1] = cv2.convertScaleAbs(c)
                 else:
                     image[g0:g1] += c
+            if i + 1 < len(blocks):
+                block, block32 = following[:2]
     finally:
         if pool is not None:
             pool.shutdown()
@@ -537,22 +553,25 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
     k = check_positive_int("supersample", supersample)
     light, ambient, bg, nthreads = _check_shading(light_dir, ambient, background, nthreads)
 
-    pixels = pixel_grid((w, h))
+    pixels = np.empty((h, w, 2))  # pixel_grid((w, h)), written with the centre rays
     columns = np.arange(w, dtype=np.float64)
     rows = np.arange(h, dtype=np.float64)
 
-    def rays_of(offset):
+    def rays_of(offset, centre=False):
         """Writes the rays of pixels [g0, g1) (whole rows), made when their block is cast."""
         grid = camera.ray_grid(columns + offset[0], rows + offset[1])
 
         def make(g0, g1, out):
             r0, r1 = g0 // w, g1 // w
             grid.rays(r0, r1, out=np.reshape(out, (r1 - r0, w, 6), copy=False))
+            if centre:
+                pixels[r0:r1, :, 0] = columns
+                pixels[r0:r1, :, 1] = rows[r0:r1, None]
         return make
 
     # With supersampling, the colour comes from the k x k sub-pixel rays only.
     outputs = OUTPUTS if k == 1 else ("depth", "points", "mask")
-    result = _render(scene, rays_of(np.zeros(2)), h, w, outputs, light, ambient, bg, nthreads)
+    result = _render(scene, rays_of(np.zeros(2), centre=True), h, w, outputs, light, ambient, bg, nthreads)
     if k > 1:
         image = np.zeros((h, w, 3), np.float32)
         offsets = (np.arange(k) + 0.5) / k - 0.5
