@@ -31,7 +31,7 @@ from .linear import (
     taubin_fit,
     taubin_matrices,
 )
-from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
+from .tensor import SampsonRows, kron_modes, sampson_distance, sampson_distance_pairs
 from .variety import refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
@@ -41,14 +41,38 @@ CONDITIONING_TOL = 1e-6
 
 #: Taubin's generalised eigenvalues (:func:`~xslit.epipolar.linear.solve_taubin`: mean squared
 #: Sampson distances of the eigenvectors, to first order) that fit at the noise level. When
-#: the fourth is within ``FAMILY_RATIO[0]`` times the first, or the fifth within
-#: ``FAMILY_RATIO[1]`` times, the correspondences fit a linear space of tensors of projective
+#: the fourth is within ``FAMILY_RATIO`` times the first, or the fifth within
+#: :func:`family_bound` times, the correspondences fit a linear space of tensors of projective
 #: dimension 3 or more, which meets the 13-dimensional variety of epipolar tensors (in a
 #: 15-dimensional space) in a family: the tensor is not determined. All points on one plane
 #: or line, identical cameras and pushbroom strips on one flight line leave five such
-#: directions (at 0.5 px of noise the fourth ratio is 1.6-3.7 and the fifth 2-6.5); well-posed
-#: scenes leave two or three (fourth ratio 6 or more, fifth 300 or more).
-FAMILY_RATIO = (4.0, 16.0)
+#: directions; well-posed scenes leave two or three (fourth ratio 6 or more).
+FAMILY_RATIO = 4.0
+
+
+def family_bound(n: int) -> float:
+    """The largest ratio of Taubin's fifth eigenvalue to the first that still counts as a
+    family on ``n`` inliers: ``1 + 80 / sqrt(n)``, kept within [3, 16].
+
+    On a degenerate configuration the five directions fit the same noise, and their ratios
+    approach a constant as ``n`` grows: 1 on one plane, about 2 on one line or with identical
+    cameras (1.1-1.2 and 2.0-2.2 at 2,000 correspondences). On few correspondences they
+    scatter: below 5 on 100 coplanar, collinear or identical-camera correspondences, up to
+    16 and beyond on 30-45 (the bound then misses some, as the fixed bound of 16 did). Scenes
+    that determine the tensor but are nearly planar (80% of the points on one plane, slits
+    close together) reach only 9-16 on 1,000-2,000 correspondences, and a fixed bound of 16
+    called them degenerate.
+    """
+    return float(np.clip(1.0 + 80.0 / np.sqrt(max(n, 1)), 3.0, 16.0))
+
+
+#: The second polishes of :func:`_second_polishes`: the annealing from the polished tensor
+#: (Taubin's fits at thresholds from ``FINAL_ANNEAL`` times the inlier threshold down, in
+#: ``FINAL_ANNEAL_STEPS`` fits), and the inliers whose leverage exceeds ``TRIM_LEVERAGE``
+#: times the average left out.
+FINAL_ANNEAL = 2.0
+FINAL_ANNEAL_STEPS = 3
+TRIM_LEVERAGE = 3.0
 
 
 class EpipolarProblem(RobustProblemBase):
@@ -194,18 +218,11 @@ class EpipolarProblem(RobustProblemBase):
             return None
         if not final:
             return self._taubin(idx)
-        gn = self._single(np.asarray(model))[1][idx]
-        D = np.take(self.design, idx, axis=0, out=self._scratch.get("D", (n, 16)))
-        D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
-        Y = self._scratch.get("Y", (n, 16))
-        V1, w1, _ = gram_pass(D, out=Y)
-        gap = w1[1:] - w1[0]
-        if gap[0] <= 0:
+        lev = self._leverage(model, idx)
+        if lev is None:
             return self._taubin(idx)
-        V, _, _ = refine_pass(V1, Y)
+        h, V, V1, w1, D = lev
         d = self._single(denormalize_with(V[:, 0], self.model_from_normalized))[0][idx]
-        np.square(Y, out=Y)
-        h = Y[:, 1:] @ (1.0 / gap)
         pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
         # A few outliers that pull the fit together mask each other's deleted residuals:
         # the high-leverage rows (more than 3x the average 15 / n, Hoaglin and Welsch's
@@ -222,6 +239,30 @@ class EpipolarProblem(RobustProblemBase):
         if n - np.count_nonzero(pulled) < self.sample_size:
             pulled[:] = False
         return self._taubin(idx[~pulled])
+
+    def leverage(self, model, inliers) -> np.ndarray | None:
+        """Leverage ``h`` of each of the ``inliers`` (bool mask) on the least eigenvector of
+        their Gram matrix weighted by the gradient norms of ``model`` (first-order
+        perturbation when the row is deleted, :meth:`refit`); ``(inliers.sum(),)``, or None
+        when that eigenvector is not isolated. Inliers have about ``15 / n``."""
+        lev = self._leverage(model, np.flatnonzero(inliers))
+        return None if lev is None else lev[0].copy()
+
+    def _leverage(self, model, idx):
+        """(h, V, V1, w1, D): leverages, the refined and first eigenvectors of the weighted
+        Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows (scratch)."""
+        n = len(idx)
+        gn = self._single(np.asarray(model))[1][idx]
+        D = np.take(self.design, idx, axis=0, out=self._scratch.get("D", (n, 16)))
+        D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
+        Y = self._scratch.get("Y", (n, 16))
+        V1, w1, _ = gram_pass(D, out=Y)
+        gap = w1[1:] - w1[0]
+        if gap[0] <= 0:
+            return None
+        V, _, _ = refine_pass(V1, Y)
+        np.square(Y, out=Y)
+        return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` as a model, or None when they do not determine it."""
@@ -329,6 +370,8 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
                 inliers = other_inl
         frame, normed = problem.frame, problem.normalized
     est = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
+    if est.success and not linear_only:
+        est = _second_polishes(problem, points1, points2, est, threshold, rng)
     if est.success and not linear_only and options.randomness_alpha is not None:
         # The loop tested the support of its linear model; the answer is the polished tensor,
         # whose mask can be smaller: its support must beat chance too.
@@ -338,6 +381,63 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
             return EpipolarEstimate(None, none, False, reason, it, est.conditioning,
                                     taubin_ratios=est.taubin_ratios)
     return est
+
+
+def _second_polishes(problem, points1, points2, est, threshold, rng) -> EpipolarEstimate:
+    """The polished tensor, or another polish near it with a lower truncated loss.
+
+    Least squares on the inliers with re-selection at the threshold stops at fixed points
+    that the truncated loss ranks lower than others nearby; two other starts are polished:
+
+    * **annealed**: a correspondence just beyond the threshold never enters the fit that
+      would bring it within (on 30 correspondences one such point costs 10% of the loss).
+      From the polished tensor, Taubin's fits of the correspondences within thresholds
+      decreasing from :data:`FINAL_ANNEAL` times the threshold (LO+'s annealing) let such
+      points pull the fit;
+    * **trimmed**: on a dominant plane the weakly observed directions of the tensor can be
+      held by two or three outliers (at 70 thresholds from the truth) at the cost of dozens
+      of inliers. Taubin's fit without the inliers whose leverage exceeds
+      :data:`TRIM_LEVERAGE` times the average ``15 / n`` (Hoaglin and Welsch's rule) frees
+      those directions; the polish then re-selects the inliers from all correspondences.
+
+    The lowest truncated loss on all correspondences (the loss that ranked the loop's models)
+    wins.
+    """
+    model0 = problem.model_from_pixels(est.F)
+    best, best_loss = est, msac_loss(sampson_distance(est.F, points1, points2), threshold)
+    starts = []
+    model = model0
+    for k in FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1):
+        within = problem.residuals(model[None])[0] < k * threshold
+        model = problem.refit(model, within, k * threshold, final=False)
+        if model is None:
+            break
+    else:
+        starts.append(model)
+    h = problem.leverage(model0, est.inliers)
+    if h is not None:
+        high = h > TRIM_LEVERAGE * MIN_LINEAR_POINTS / len(h)
+        if high.any():
+            kept = est.inliers.copy()
+            kept[np.flatnonzero(est.inliers)[high]] = False
+            trimmed = problem.refit(model0, kept, threshold, final=False)
+            if trimmed is not None:
+                starts.append(trimmed)
+    for model in starts:
+        within = problem.residuals(model[None])[0] < threshold
+        if within.sum() <= MIN_LINEAR_POINTS or np.array_equal(within, est.inliers):
+            continue
+        try:
+            fit = refine_on_variety(problem.pixels_from_model(model), points1, points2,
+                                    within, threshold, rng=rng)
+        except ValueError:
+            continue
+        loss = msac_loss(fit.distances, threshold)
+        if loss < best_loss:
+            best, best_loss = EpipolarEstimate(fit.F, fit.inliers, True, "", est.iterations,
+                                               est.conditioning, fit.rms,
+                                               est.taubin_ratios), loss
+    return best
 
 
 def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
@@ -355,8 +455,8 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
         f0, ratios = taubin_fit(M, N)
     except np.linalg.LinAlgError:
         f0, ratios = np.zeros(16), np.zeros(16)  # no gradient in some direction: degenerate
-    if (cond < CONDITIONING_TOL or ratios[3] < FAMILY_RATIO[0] * ratios[0]
-            or ratios[4] < FAMILY_RATIO[1] * ratios[0]):
+    if (cond < CONDITIONING_TOL or ratios[3] < FAMILY_RATIO * ratios[0]
+            or ratios[4] < family_bound(linear_support) * ratios[0]):
         return EpipolarEstimate(None, none, False, (
             "the correspondences do not determine F: a family of tensors fits them at the "
             "noise level (Taubin's eigenvalues "
