@@ -83,7 +83,8 @@ def monodromy(rng, stable: int, max_loops: int = 200, verbose: bool = True):
         u = known
         for a, b in ((params, q1), (q1, q2), (q2, params)):
             k = u.shape[1]
-            u, ok = track_paths(u, np.repeat(a[..., None], k, -1), np.repeat(b[..., None], k, -1))
+            u, ok = track_paths(u, np.repeat(a[..., None], k, -1), np.repeat(b[..., None], k, -1),
+                                predictor="rk4")
             u = u[:, ok]
         before = known.shape[1]
         known = add_new(known, with_partners(u, params))

@@ -403,10 +403,36 @@ def _unknowns_from_matrix(C, ab):
     return np.concatenate([ab, np.moveaxis(C[..., _OFF_R, _OFF_C], -1, 0)])
 
 
-def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
-                min_step: float = 1e-7, first_tol: float = 3e-2, final_newton: int = 3,
-                slow_newton: int = 40, max_norm: float = 1e8, end_zone: float = 1e-4,
-                block: int = 1024):
+def _extrapolate(ts, us, vs, tq):
+    """Value at ``tq`` (P,) of the Hermite polynomial through points ``us`` (k, 8, P) with
+    derivatives ``vs`` at parameters ``ts`` (k, P), oldest first; a negative parameter marks a
+    point that does not exist yet, and paths with fewer points get a lower degree (linear with
+    the last point alone)."""
+    out = us[-1] + (tq - ts[-1]) * vs[-1]
+    with np.errstate(all="ignore"):
+        for m in range(2, len(ts) + 1):
+            have = np.all(ts[-m:] >= 0.0, axis=0)
+            if not np.any(have):
+                break
+            z = np.repeat(ts[-m:], 2, axis=0)  # each node twice (confluent)
+            table = list(np.repeat(us[-m:], 2, axis=0))
+            coef = [table[0]]
+            for level in range(1, 2 * m):
+                table = [vs[len(ts) - m + i // 2] if level == 1 and i % 2 == 0
+                         else (table[i + 1] - table[i]) / (z[i + level] - z[i])
+                         for i in range(2 * m - level)]
+                coef.append(table[0])
+            val = coef[-1]
+            for level in range(2 * m - 2, -1, -1):
+                val = coef[level] + (tq - z[level]) * val
+            out = np.where(have, val, out)
+    return out
+
+
+def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | None = None,
+                h0: float = 0.05, min_step: float = 1e-7, first_tol: float | None = None,
+                final_newton: int = 3, slow_newton: int = 40, max_norm: float = 1e8,
+                end_zone: float = 1e-4, block: int = 1024):
     r"""Track solutions of the eight equations from parameters ``start`` to ``target``.
 
     The parameters move on the segment :math:`p(t) = (1 - t) p_0 + t p_1`; each path solves
@@ -414,8 +440,13 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
 
     .. math:: \dot u = -J_u^{-1}\, \partial_t H .
 
-    A step of length :math:`h` is a fourth-order Runge-Kutta prediction followed by two Newton
-    corrections at :math:`t + h`. It is accepted when the first correction :math:`e_1`
+    A step of length :math:`h` is a prediction followed by two Newton corrections at
+    :math:`t + h`. The ``"hermite"`` predictor extrapolates the quintic Hermite polynomial
+    through the last three points of the path and their velocities (cubic after the first
+    step, linear at the start): no evaluation of the equations, against three for the
+    fourth-order Runge-Kutta predictor ``"rk4"``, for about 1.8 times as many steps (a fifth
+    fewer evaluations; the default stays ``"rk4"``, whose end points pass the accuracy checks
+    of the tests). It is accepted when the first correction :math:`e_1`
     (relative to :math:`1 + |u|`) is below ``first_tol``, the second has contracted to a tenth
     of it (or to rounding level) and :math:`|u|` stays below ``max_norm``; the next step is
     :math:`h \cdot 0.5\, (\text{first\_tol} / e_1)^{1/5}`, within [0.5 h, 2.5 h] after an
@@ -437,10 +468,14 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
         Solutions at ``start``.
     start, target : (3, 16, P) complex array_like
         Charts ``(f0, f1, f2)`` of each path.
-    max_steps : int
+    predictor : {"hermite", "rk4"}
+    max_steps : int, optional
+        400 for ``"hermite"``, 150 for ``"rk4"``.
     h0 : float
         First step in :math:`t`.
-    min_step, first_tol, max_norm, end_zone : float
+    first_tol : float, optional
+        0.1 for ``"hermite"``, 0.03 for ``"rk4"``.
+    min_step, max_norm, end_zone : float
     final_newton, slow_newton : int
         Newton steps on the target system after reaching :math:`t = 1`.
     block : int
@@ -454,6 +489,11 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
     ok : (P,) bool ndarray
         Paths that reached :math:`t = 1` with a converged Newton correction.
     """
+    if predictor not in ("hermite", "rk4"):
+        raise ValueError(f"predictor must be 'hermite' or 'rk4', got {predictor!r}")
+    hermite = predictor == "hermite"
+    max_steps = (400 if hermite else 150) if max_steps is None else max_steps
+    first_tol = (0.1 if hermite else 3e-2) if first_tol is None else first_tol
     u = np.array(u0, dtype=complex)
     p0 = np.asarray(start, dtype=complex)
     p1 = np.asarray(target, dtype=complex)
@@ -463,6 +503,10 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
     h = np.full(n, h0)
     state = np.zeros(n, dtype=int)  # 0 running, 1 reached t = 1, 2 failed
     vel = np.empty_like(u)  # du/dt at the current point of every path
+    # The two previous points of each path, their velocities and parameters (-1: none yet).
+    hist_u = np.zeros((2, *u.shape), dtype=complex)
+    hist_v = np.zeros((2, *u.shape), dtype=complex)
+    hist_t = np.full((2, n), -1.0)
 
     def step(act):
         """One predictor-corrector step of the paths ``act``, in place."""
@@ -475,11 +519,16 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
             return -_solve(J, Ht)
 
         k1 = vel[:, act]
-        k2 = velocity(ua + 0.5 * ha * k1, ta + 0.5 * ha)
-        k3 = velocity(ua + 0.5 * ha * k2, ta + 0.5 * ha)
-        k4 = velocity(ua + ha * k3, ta + ha)
-        un = ua + (ha / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
         tn = ta + ha
+        if hermite:
+            un = _extrapolate(np.concatenate([hist_t[:, act], ta[None]]),
+                              np.concatenate([hist_u[:, :, act], ua[None]]),
+                              np.concatenate([hist_v[:, :, act], k1[None]]), tn)
+        else:
+            k2 = velocity(ua + 0.5 * ha * k1, ta + 0.5 * ha)
+            k3 = velocity(ua + 0.5 * ha * k2, ta + 0.5 * ha)
+            k4 = velocity(ua + ha * k3, ta + ha)
+            un = ua + (ha / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
         pn = p0a + tn * dpa
         H, J, _ = _minors(un, pn, None)
         d1 = _solve(J, H)
@@ -496,11 +545,15 @@ def track_paths(u0, start, target, *, max_steps: int = 150, h0: float = 0.05,
         good = ((e1 < first_tol) & ((e2 < 0.1 * e1) | (e2 < 1e-11))
                 & (scale < max_norm))
         acc, rej = act[good], act[~good]
+        for old, new in ((hist_u[0], hist_u[1]), (hist_v[0], hist_v[1]), (hist_u[1], u),
+                         (hist_v[1], vel)):
+            old[:, acc] = new[:, acc]
+        hist_t[:, acc] = np.stack([hist_t[1, acc], t[acc]])
         u[:, acc] = un[:, good]
         vel[:, acc] = vn[:, good]
         t[acc] = np.where(tn[good] >= 1.0 - 1e-15, 1.0, tn[good])
         with np.errstate(divide="ignore"):
-            factor = 0.5 * (first_tol / e1) ** 0.2  # local error ~ h^5
+            factor = 0.5 * (first_tol / e1) ** 0.2
         factor = np.where(np.isfinite(factor), factor, 0.25)
         h[acc] = ha[good] * np.clip(factor[good], 0.5, 2.5)
         h[rej] = ha[~good] * np.clip(factor[~good], 0.1, 0.5)
