@@ -31,6 +31,8 @@ def pixels_from_homogeneous(u: np.ndarray) -> np.ndarray:
 
 #: Pixels per chunk of :meth:`Camera.rays` (a chunk's float64 columns are 128 KiB).
 RAY_CHUNK = 1 << 14
+#: Pixels per chunk of :meth:`RayGrid.rays` (whole rows; fewer temporaries than ``rays``).
+GRID_CHUNK = 1 << 15
 
 
 class Camera:
@@ -252,7 +254,7 @@ class RayGrid:
                    else type(out).__name__)
             raise ValueError(f"out must be a writeable float64 array of shape {shape}, got "
                              f"{got}")
-        step = max(1, RAY_CHUNK // max(1, w))  # rows per chunk: its temporaries stay in cache
+        step = max(1, GRID_CHUNK // max(1, w))  # rows per chunk: its temporaries stay in cache
         for r0 in range(start, stop, step):
             r1 = min(stop, r0 + step)
             part = out[r0 - start:r1 - start]

@@ -380,7 +380,14 @@ def _render(scene, rays, h, w, outputs, light, ambient, bg, nthreads, *, accumul
             d = flat["depth"][gl]
             np.copyto(d, t)  # inf where no hit (Embree's t_hit, tested with non-finite rays)
         if "points" in flat:
-            _hit_points(block_rays[sl], t, flat["points"][gl])
+            # Rows without a hit (sky, say) are NaN without evaluating their points.
+            rows_hit = np.flatnonzero(hit.reshape(-1, w).any(axis=1))
+            a, b = (rows_hit[0] * w, (rows_hit[-1] + 1) * w) if len(rows_hit) else (0, 0)
+            points = flat["points"][gl]
+            points[:a] = np.nan
+            points[b:] = np.nan
+            if b > a:
+                _hit_points(block_rays[sl][a:b], t[a:b], points[a:b])
         if table is not None:
             _texture_rows(table, texture, hits, c0, (c1 - c0) // w, w, hit, light, ambient,
                           bg, bg_u8, image[gl], accumulate is not None)
