@@ -610,7 +610,7 @@ def test_demo_checks_pass_and_failures_are_reported(capsys):
 
 
 # -- rays of a pixel grid -------------------------------------------------------------------
-GRID_KINDS = KINDS + ["two_slit_random", "pushbroom_any_motion", "two_slit_scaled_pushbroom"]
+GRID_KINDS = [*KINDS, "two_slit_random", "pushbroom_any_motion", "two_slit_scaled_pushbroom"]
 #: Random cameras per kind of the grid checks, and pixels per grid (columns, rows).
 N_GRID_CAMERAS = 200
 GRID_SHAPE = (23, 17)
@@ -694,9 +694,9 @@ def test_ray_grid_empty_and_malformed(rng):
     assert cam.ray_grid([], [1.0, 2.0]).rays().shape == (2, 0, 6)
     assert cam.ray_grid([1.0], []).rays().shape == (0, 1, 6)
     for bad in ([[1.0, 2.0]], [1.0, np.nan], "ab", None):
-        with pytest.raises(ValueError, match="^x must"):
+        with pytest.raises(ValueError, match=r"^x must"):
             cam.ray_grid(bad, [1.0])
-    with pytest.raises(ValueError, match="^y must"):
+    with pytest.raises(ValueError, match=r"^y must"):
         cam.ray_grid([1.0], [np.inf])
     grid = cam.ray_grid([1.0, 2.0, 3.0], [1.0, 2.0])
     for start, stop in ((1, 0), (-1, 2), (0, 3), (0.0, 1), (True, 2)):
@@ -704,9 +704,9 @@ def test_ray_grid_empty_and_malformed(rng):
             grid.rays(start, stop)
     for out in (np.empty((2, 3, 6), np.float32), np.empty((2, 3, 5)), [[0.0]],
                 np.empty((2, 3, 6))[:, :, ::-1][:1]):
-        with pytest.raises(ValueError, match="^out must"):
+        with pytest.raises(ValueError, match=r"^out must"):
             grid.rays(out=out)
     frozen = np.empty((2, 3, 6))
     frozen.setflags(write=False)
-    with pytest.raises(ValueError, match="^out must"):
+    with pytest.raises(ValueError, match=r"^out must"):
         grid.rays(out=frozen)

@@ -3,7 +3,9 @@ r"""Rendering any xslit camera by ray casting (Open3D ``RaycastingScene``, Embre
 Pixel convention (as OpenCV): integer image coordinates are pixel *centres*. The centre of the
 pixel in row ``i`` and column ``j`` is at image coordinates ``(x, y) = (j, i)``, and
 ``camera.project`` returns ``(x, y)``. Each pixel is rendered from the camera's viewing ray
-through its centre, ``camera.rays([[j, i]])``; with supersampling, ``k x k`` rays at
+through its centre, ``camera.rays([[j, i]])`` (:func:`renderImage` makes the rays of the
+whole pixel grid with ``camera.ray_grid``: the same rays to rounding, from per-row and
+per-column terms where the camera has them); with supersampling, ``k x k`` rays at
 ``(j + (a + 1/2)/k - 1/2, i + (b + 1/2)/k - 1/2)`` are averaged for the colour, while depth and
 hit point always come from the centre ray, so that
 
@@ -513,7 +515,9 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
 
     One ray per pixel centre (see the module docstring for the pixel convention), cast with
     Open3D's ``RaycastingScene`` on ``nthreads`` threads; colours come from the scene's
-    textures, procedural textures or vertex colours, with Lambert shading.
+    textures, procedural textures or vertex colours, with Lambert shading. The rays are made
+    block by block from ``camera.ray_grid`` (float64), while the previous block is
+    post-processed, and cast in float32; the hit points are evaluated on the float64 rays.
 
     Parameters
     ----------
