@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 from importlib import resources
 
 import numpy as np
@@ -62,6 +63,7 @@ from .tensor import INDEX, kron_modes
 __all__ = [
     "CHART_TOL",
     "COND_TOL",
+    "HAVE_NUMBA",
     "MIN_MINIMAL_POINTS",
     "N_SOLUTIONS",
     "REAL_TOL",
@@ -328,6 +330,332 @@ def _solve(J, rhs):
     return x if rhs.ndim == 3 else x[:, 0]
 
 
+# The compiled tracker. The functions ``_nb_*`` are plain Python written for numba's nopython
+# mode (scalar complex arithmetic, no allocation inside the loops); ``_compiled`` compiles them
+# on first use (cached on disk) and binds the compiled versions to their module names, which
+# is how they find each other. Without numba they are never called.
+
+#: Whether numba is installed: :func:`track_paths` and the solvers then track the paths in
+#: compiled loops (``backend="auto"``), compiled on the first call and cached on disk.
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+
+_EQ2 = np.array([S for S in _EQ_SUBSETS if len(S) == 2])
+_EQ3 = np.array([S for S in _EQ_SUBSETS if len(S) == 3])
+_DEP_R = np.array([r for r, _ in _DEP])
+_DEP_C = np.array([c for _, c in _DEP])
+
+
+def _nb_eval(u, p, dp, want_t, C, G, dC, D, H, J, Ht):
+    """The eight equations ``H`` (8,), their Jacobian ``J`` (8, 8) in ``u`` (8,) and (with
+    ``want_t``) their derivative ``Ht`` (8,) along ``dp`` (3, 16), in the chart ``p`` (3, 16);
+    ``C`` (4, 4), ``G`` (8, 4, 4), ``dC`` (3, 7) and ``D`` (4, 16) are work arrays."""
+    a, b = u[0], u[1]
+    nd = 3 if want_t else 2
+    for k in range(16):
+        s = _SIGN[k]
+        D[3, k] = s * (p[0, k] + a * p[1, k] + b * p[2, k])  # mu
+        D[0, k] = s * p[1, k]
+        D[1, k] = s * p[2, k]
+        if want_t:
+            D[2, k] = s * (dp[0, k] + a * dp[1, k] + b * dp[2, k])
+    C[0, 0] = D[3, _DIAG_FLAT[0]]
+    for q in range(1, 4):
+        C[0, q] = 1.0
+        C[q, q] = D[3, _DIAG_FLAT[q]]
+        C[q, 0] = C[0, 0] * C[q, q] - D[3, _COL_FLAT[q - 1]]
+    for k in range(6):
+        C[_OFF_R[k], _OFF_C[k]] = u[2 + k]
+    for d in range(nd):  # derivatives of the diagonal and the first column, in _DEP's order
+        dC[d, 0] = D[d, _DIAG_FLAT[0]]
+        for q in range(1, 4):
+            dC[d, q] = D[d, _DIAG_FLAT[q]]
+            dC[d, 3 + q] = dC[d, 0] * C[q, q] + C[0, 0] * dC[d, q] - D[d, _COL_FLAT[q - 1]]
+    G[:] = 0.0  # G[r]: gradient of equation r's determinant in the entries of C
+    for r in range(3):
+        i, j = _EQ2[r, 0], _EQ2[r, 1]
+        H[r] = C[i, i] * C[j, j] - C[i, j] * C[j, i]
+        G[r, i, i] = C[j, j]
+        G[r, j, j] = C[i, i]
+        G[r, i, j] = -C[j, i]
+        G[r, j, i] = -C[i, j]
+    for r in range(4):  # 3 x 3 cofactors, cyclic form
+        S = _EQ3[r]
+        for m in range(3):
+            m1, m2 = S[(m + 1) % 3], S[(m + 2) % 3]
+            for n in range(3):
+                n1, n2 = S[(n + 1) % 3], S[(n + 2) % 3]
+                G[3 + r, S[m], S[n]] = C[m1, n1] * C[m2, n2] - C[m1, n2] * C[m2, n1]
+        H[3 + r] = (C[S[0], S[0]] * G[3 + r, S[0], S[0]] + C[S[0], S[1]] * G[3 + r, S[0], S[1]]
+                    + C[S[0], S[2]] * G[3 + r, S[0], S[2]])
+    # 4 x 4 cofactors from the 2 x 2 minors of rows (0, 1) and (2, 3).
+    s0 = C[0, 0] * C[1, 1] - C[1, 0] * C[0, 1]
+    s1 = C[0, 0] * C[1, 2] - C[1, 0] * C[0, 2]
+    s2 = C[0, 0] * C[1, 3] - C[1, 0] * C[0, 3]
+    s3 = C[0, 1] * C[1, 2] - C[1, 1] * C[0, 2]
+    s4 = C[0, 1] * C[1, 3] - C[1, 1] * C[0, 3]
+    s5 = C[0, 2] * C[1, 3] - C[1, 2] * C[0, 3]
+    c5 = C[2, 2] * C[3, 3] - C[3, 2] * C[2, 3]
+    c4 = C[2, 1] * C[3, 3] - C[3, 1] * C[2, 3]
+    c3 = C[2, 1] * C[3, 2] - C[3, 1] * C[2, 2]
+    c2 = C[2, 0] * C[3, 3] - C[3, 0] * C[2, 3]
+    c1 = C[2, 0] * C[3, 2] - C[3, 0] * C[2, 2]
+    c0 = C[2, 0] * C[3, 1] - C[3, 0] * C[2, 1]
+    G[7, 0, 0] = C[1, 1] * c5 - C[1, 2] * c4 + C[1, 3] * c3
+    G[7, 1, 0] = -C[0, 1] * c5 + C[0, 2] * c4 - C[0, 3] * c3
+    G[7, 2, 0] = C[3, 1] * s5 - C[3, 2] * s4 + C[3, 3] * s3
+    G[7, 3, 0] = -C[2, 1] * s5 + C[2, 2] * s4 - C[2, 3] * s3
+    G[7, 0, 1] = -C[1, 0] * c5 + C[1, 2] * c2 - C[1, 3] * c1
+    G[7, 1, 1] = C[0, 0] * c5 - C[0, 2] * c2 + C[0, 3] * c1
+    G[7, 2, 1] = -C[3, 0] * s5 + C[3, 2] * s2 - C[3, 3] * s1
+    G[7, 3, 1] = C[2, 0] * s5 - C[2, 2] * s2 + C[2, 3] * s1
+    G[7, 0, 2] = C[1, 0] * c4 - C[1, 1] * c2 + C[1, 3] * c0
+    G[7, 1, 2] = -C[0, 0] * c4 + C[0, 1] * c2 - C[0, 3] * c0
+    G[7, 2, 2] = C[3, 0] * s4 - C[3, 1] * s2 + C[3, 3] * s0
+    G[7, 3, 2] = -C[2, 0] * s4 + C[2, 1] * s2 - C[2, 3] * s0
+    G[7, 0, 3] = -C[1, 0] * c3 + C[1, 1] * c1 - C[1, 2] * c0
+    G[7, 1, 3] = C[0, 0] * c3 - C[0, 1] * c1 + C[0, 2] * c0
+    G[7, 2, 3] = -C[3, 0] * s3 + C[3, 1] * s1 - C[3, 2] * s0
+    G[7, 3, 3] = C[2, 0] * s3 - C[2, 1] * s1 + C[2, 2] * s0
+    H[7] = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0
+    for r in range(8):
+        H[r] -= D[3, _EQ_FLAT[r]]
+        for k in range(6):
+            J[r, 2 + k] = G[r, _OFF_R[k], _OFF_C[k]]
+        for d in range(nd):
+            s = -D[d, _EQ_FLAT[r]]
+            for e in range(7):
+                s += G[r, _DEP_R[e], _DEP_C[e]] * dC[d, e]
+            if d < 2:
+                J[r, d] = s
+            else:
+                Ht[r] = s
+
+
+def _nb_solve(J, B, nrhs, A, X):
+    """``X[:, :nrhs] = J^{-1} B[:, :nrhs]`` for ``J`` (8, 8) by Gaussian elimination with
+    partial pivoting; NaN when ``J`` is singular. ``A`` (8, 8) is a work array."""
+    for i in range(8):
+        for j in range(8):
+            A[i, j] = J[i, j]
+        for c in range(nrhs):
+            X[i, c] = B[i, c]
+    for k in range(8):
+        piv, best = k, abs(A[k, k].real) + abs(A[k, k].imag)
+        for i in range(k + 1, 8):
+            v = abs(A[i, k].real) + abs(A[i, k].imag)
+            if v > best:
+                piv, best = i, v
+        if not best > 0.0 or not np.isfinite(best):
+            for i in range(8):
+                for c in range(nrhs):
+                    X[i, c] = np.nan
+            return
+        if piv != k:
+            for j in range(k, 8):
+                A[k, j], A[piv, j] = A[piv, j], A[k, j]
+            for c in range(nrhs):
+                X[k, c], X[piv, c] = X[piv, c], X[k, c]
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, 8):
+            f = A[i, k] * inv
+            for j in range(k + 1, 8):
+                A[i, j] -= f * A[k, j]
+            for c in range(nrhs):
+                X[i, c] -= f * X[k, c]
+    for k in range(7, -1, -1):
+        inv = 1.0 / A[k, k]
+        for c in range(nrhs):
+            s = X[k, c]
+            for j in range(k + 1, 8):
+                s -= A[k, j] * X[j, c]
+            X[k, c] = s * inv
+
+
+def _nb_norm(v):
+    """Euclidean norm of a complex vector."""
+    s = 0.0
+    for x in v:
+        s += x.real * x.real + x.imag * x.imag
+    return np.sqrt(s)
+
+
+def _nb_work():
+    """Work arrays of :func:`_nb_eval` and :func:`_nb_solve`."""
+    return (np.empty((4, 4), np.complex128), np.empty((8, 4, 4), np.complex128),
+            np.empty((3, 7), np.complex128), np.empty((4, 16), np.complex128),
+            np.empty(8, np.complex128), np.empty((8, 8), np.complex128),
+            np.empty(8, np.complex128), np.empty((8, 8), np.complex128),
+            np.empty((8, 2), np.complex128), np.empty((8, 2), np.complex128))
+
+
+def _nb_newton(u, p, owner, steps):
+    """``steps`` Newton steps on the eight equations for every row of ``u`` (P, 8), in the
+    charts ``p[owner]`` (M, 3, 16): the new ``u`` and the last correction relative to
+    ``1 + |u|`` (P,)."""
+    C, G, dC, D, H, J, Ht, A, B, X = _nb_work()
+    out = u.copy()
+    err = np.full(u.shape[0], np.inf)
+    for i in range(u.shape[0]):
+        v = out[i]
+        pi = p[owner[i]]
+        for _ in range(steps):
+            _nb_eval(v, pi, pi, False, C, G, dC, D, H, J, Ht)
+            B[:, 0] = H
+            _nb_solve(J, B, 1, A, X)
+            v -= X[:, 0]
+            err[i] = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(v))
+    return out, err
+
+
+def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newton,
+              slow_newton, max_norm, end_zone):
+    """:func:`track_paths` (fourth-order Runge-Kutta predictor) path by path: ``u0`` (P, 8),
+    charts ``p0[owner]`` and ``p1[owner]`` (M, 3, 16). Returns the end points (P, 8) and
+    whether each path succeeded (P,)."""
+    C, G, dC, D, H, J, Ht, A, B, X = _nb_work()
+    n = u0.shape[0]
+    out = np.full((n, 8), np.nan + 0j)
+    ok = np.zeros(n, np.bool_)
+    pp = np.empty((3, 16), np.complex128)
+    dp = np.empty((3, 16), np.complex128)
+    u = np.empty(8, np.complex128)
+    un = np.empty(8, np.complex128)
+    vel = np.empty(8, np.complex128)
+    k = np.empty((4, 8), np.complex128)
+    d1 = np.empty(8, np.complex128)
+    for i in range(n):
+        m = owner[i]
+        for r in range(3):
+            for c in range(16):
+                dp[r, c] = p1[m, r, c] - p0[m, r, c]
+        u[:] = u0[i]
+        _nb_eval(u, p0[m], dp, True, C, G, dC, D, H, J, Ht)
+        B[:, 0] = Ht
+        _nb_solve(J, B, 1, A, X)
+        for c in range(8):
+            vel[c] = -X[c, 0]
+        t, h, state = 0.0, h0, 0  # state 0 running, 1 reached t = 1, 2 failed
+        for _ in range(max_steps):
+            ha = min(h, 1.0 - t)
+            k[0] = vel
+            for s in range(1, 4):  # k2, k3, k4 at t + h/2, t + h/2, t + h
+                frac = 1.0 if s == 3 else 0.5
+                ts = t + frac * ha
+                for c in range(8):
+                    un[c] = u[c] + frac * ha * k[s - 1, c]
+                for r in range(3):
+                    for c in range(16):
+                        pp[r, c] = p0[m, r, c] + ts * dp[r, c]
+                _nb_eval(un, pp, dp, True, C, G, dC, D, H, J, Ht)
+                B[:, 0] = Ht
+                _nb_solve(J, B, 1, A, X)
+                for c in range(8):
+                    k[s, c] = -X[c, 0]
+            tn = t + ha
+            for c in range(8):
+                un[c] = u[c] + (ha / 6.0) * (k[0, c] + 2.0 * k[1, c] + 2.0 * k[2, c] + k[3, c])
+            for r in range(3):
+                for c in range(16):
+                    pp[r, c] = p0[m, r, c] + tn * dp[r, c]
+            _nb_eval(un, pp, dp, False, C, G, dC, D, H, J, Ht)
+            B[:, 0] = H
+            _nb_solve(J, B, 1, A, X)
+            for c in range(8):
+                d1[c] = X[c, 0]
+                un[c] -= d1[c]
+            # The second correction also gives the velocity of the next step.
+            _nb_eval(un, pp, dp, True, C, G, dC, D, H, J, Ht)
+            B[:, 0] = H
+            B[:, 1] = Ht
+            _nb_solve(J, B, 2, A, X)
+            for c in range(8):
+                un[c] -= X[c, 0]
+            scale = 1.0 + _nb_norm(un)
+            e1 = _nb_norm(d1) / scale
+            e2 = _nb_norm(X[:, 0]) / scale
+            good = e1 < first_tol and (e2 < 0.1 * e1 or e2 < 1e-11) and scale < max_norm
+            factor = 0.5 * (first_tol / e1) ** 0.2 if e1 > 0.0 else np.inf
+            if not np.isfinite(factor):
+                factor = 0.25
+            if good:
+                for c in range(8):
+                    u[c] = un[c]
+                    vel[c] = -X[c, 1]
+                t = 1.0 if tn >= 1.0 - 1e-15 else tn
+                h = ha * min(max(factor, 0.5), 2.5)
+                if t >= 1.0:
+                    state = 1
+                    break
+            else:
+                h = ha * min(max(factor, 0.1), 0.5)
+                bounded = scale < max_norm
+                if h < min_step or not bounded:
+                    # Next to a cluster of close solutions the corrections contract only
+                    # linearly and the step collapses: finished by Newton steps at t = 1.
+                    state = 1 if (t > 1.0 - end_zone and bounded) else 2
+                    break
+        if state != 1:
+            continue
+        err = np.inf
+        for it in range(final_newton + slow_newton):
+            if it >= final_newton and err < 1e-8:
+                break
+            _nb_eval(u, p1[m], dp, False, C, G, dC, D, H, J, Ht)
+            B[:, 0] = H
+            _nb_solve(J, B, 1, A, X)
+            for c in range(8):
+                u[c] -= X[c, 0]
+            err = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(u))
+        if err < 1e-8:
+            ok[i] = True
+            out[i] = u
+    return out, ok
+
+
+_NB_FUNCTIONS = ("_nb_eval", "_nb_solve", "_nb_norm", "_nb_work", "_nb_newton", "_nb_track")
+
+
+@functools.cache
+def _compiled():
+    """The compiled :func:`_nb_track` and :func:`_nb_newton`, or None when numba cannot be
+    imported. Compiles on the first call (numba caches the machine code on disk) and binds the
+    compiled ``_nb_*`` functions to their module names, by which they call each other."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    namespace = globals()
+    for name in _NB_FUNCTIONS:
+        namespace[name] = numba.njit(cache=True, nogil=True)(namespace[name])
+    return namespace["_nb_track"], namespace["_nb_newton"]
+
+
+def _kernels(backend: str):
+    """The compiled ``(track, newton)`` kernels that ``backend`` selects, or None for the numpy
+    implementation."""
+    if backend not in ("auto", "numba", "numpy"):
+        raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
+    kernels = _compiled() if backend != "numpy" and HAVE_NUMBA else None
+    if kernels is None and backend == "numba":
+        raise RuntimeError("the numba backend of the minimal solver needs numba: "
+                           "pip install numba (or pip install 'xslit[fast]')")
+    return kernels
+
+
+def _track_compiled(track, u0, p0, p1, owner, *, max_steps=150, h0=0.05, min_step=1e-7,
+                    first_tol=3e-2, final_newton=3, slow_newton=40, max_norm=1e8,
+                    end_zone=1e-4):
+    """:func:`track_paths` by the compiled kernel: ``u0`` (8, P), charts ``p0[..., owner]`` and
+    ``p1[..., owner]`` with ``p0, p1`` (3, 16, M)."""
+    def rows(x):
+        return np.ascontiguousarray(np.moveaxis(np.asarray(x, dtype=complex), -1, 0))
+
+    u, ok = track(rows(u0), rows(p0), rows(p1), np.asarray(owner, dtype=np.int64),
+                  int(max_steps), float(h0), float(min_step), float(first_tol),
+                  int(final_newton), int(slow_newton), float(max_norm), float(end_zone))
+    return u.T, ok
+
+
 def minimal_residuals(u, params) -> np.ndarray:
     """The eight polynomial equations of the module docstring at ``u``.
 
@@ -432,7 +760,7 @@ def _extrapolate(ts, us, vs, tq):
 def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | None = None,
                 h0: float = 0.05, min_step: float = 1e-7, first_tol: float | None = None,
                 final_newton: int = 3, slow_newton: int = 40, max_norm: float = 1e8,
-                end_zone: float = 1e-4, block: int = 1024):
+                end_zone: float = 1e-4, block: int = 1024, backend: str = "auto"):
     r"""Track solutions of the eight equations from parameters ``start`` to ``target``.
 
     The parameters move on the segment :math:`p(t) = (1 - t) p_0 + t p_1`; each path solves
@@ -480,7 +808,11 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
         Newton steps on the target system after reaching :math:`t = 1`.
     block : int
         Paths evaluated together in one vector operation (the working arrays of larger blocks
-        fall out of the processor's cache).
+        fall out of the processor's cache; numpy implementation only).
+    backend : {"auto", "numba", "numpy"}
+        ``"auto"`` tracks ``"rk4"`` paths one by one in compiled loops when numba is installed
+        (:data:`HAVE_NUMBA`; the same steps in the same order) and all paths together in numpy
+        otherwise; ``"numba"`` requires the compiled kernel, ``"numpy"`` forbids it.
 
     Returns
     -------
@@ -494,9 +826,17 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     hermite = predictor == "hermite"
     max_steps = (400 if hermite else 150) if max_steps is None else max_steps
     first_tol = (0.1 if hermite else 3e-2) if first_tol is None else first_tol
+    if hermite and backend == "numba":
+        raise ValueError("the numba backend implements predictor 'rk4' only")
+    kernels = None if hermite else _kernels(backend)
     u = np.array(u0, dtype=complex)
     p0 = np.asarray(start, dtype=complex)
     p1 = np.asarray(target, dtype=complex)
+    if kernels is not None:
+        return _track_compiled(kernels[0], u, p0, p1, np.arange(u.shape[1]),
+                               max_steps=max_steps, h0=h0, min_step=min_step,
+                               first_tol=first_tol, final_newton=final_newton,
+                               slow_newton=slow_newton, max_norm=max_norm, end_zone=end_zone)
     dp = p1 - p0
     n = u.shape[1]
     t = np.zeros(n)
@@ -631,7 +971,8 @@ def _unitary2(rng, size):
     return Q * (ph / np.abs(ph))[:, None, :]
 
 
-def track_from_start(params, *, rng=None, start: StartSystem | None = None):
+def track_from_start(params, *, rng=None, start: StartSystem | None = None,
+                     backend: str = "auto"):
     r"""All complex solutions for given null-space charts: one pass of the homotopy.
 
     The 28 paths of each instance start at one solution of each transpose pair of the start
@@ -646,6 +987,8 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None):
         Draws the random chart of the start system (the gamma trick).
     start : StartSystem, optional
         Defaults to :func:`load_start_system`.
+    backend : {"auto", "numba", "numpy"}
+        See :func:`track_paths`.
 
     Returns
     -------
@@ -657,6 +1000,7 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None):
         count once).
     """
     rng = check_rng(rng)
+    kernels = _kernels(backend)
     start = load_start_system() if start is None else start
     pt = np.moveaxis(np.asarray(params, dtype=complex), 0, -1)  # (3, 16, B)
     m = pt.shape[-1]
@@ -667,17 +1011,27 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None):
     ps[1:] = np.einsum("kl,mkq->qlm", start.params[1:], U)
     u0 = np.repeat(start.solutions[:, None, :half], m, axis=1)  # (8, B, 28)
     u0[:2] = np.einsum("mij,jmk->imk", np.linalg.inv(U), u0[:2])
-    ue, ok = track_paths(u0.reshape(8, -1), np.repeat(ps, half, axis=-1),
-                         np.repeat(pt, half, axis=-1))
+    owner = np.repeat(np.arange(m), half)
+    if kernels is None:
+        ue, ok = track_paths(u0.reshape(8, -1), ps[..., owner], pt[..., owner],
+                             backend="numpy")
+    else:
+        ue, ok = _track_compiled(kernels[0], u0.reshape(8, -1), ps, pt, owner)
     ue = ue.reshape(8, m, half)
     ok = ok.reshape(m, half)
     with np.errstate(all="ignore"):
         Cp = gauge_transpose(matrix_from_unknowns(ue, pt[..., None]))
         up = _unknowns_from_matrix(Cp, ue[:2]).reshape(8, -1)
-        for _ in range(2):  # the partners are checked like the end points of the paths
-            d = _newton_step(up, np.repeat(pt, half, axis=-1))
-            up = up - d
-        conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
+        # The partners are checked like the end points of the paths: two Newton steps.
+        if kernels is None:
+            for _ in range(2):
+                d = _newton_step(up, pt[..., owner])
+                up = up - d
+            conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
+        else:
+            up, err = kernels[1](np.ascontiguousarray(up.T),
+                                 np.ascontiguousarray(np.moveaxis(pt, -1, 0)), owner, 2)
+            up, conv = up.T, err < 1e-8
     up = up.reshape(8, m, half)
     u = np.moveaxis(np.concatenate([ue, up], axis=2), 1, 0)  # (B, 8, 56)
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
@@ -742,7 +1096,8 @@ def _pixel_tensors(params, ab, T) -> np.ndarray:
 
 
 def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
-                          start: StartSystem | None = None) -> MinimalComplexSolutions:
+                          start: StartSystem | None = None,
+                          backend: str = "auto") -> MinimalComplexSolutions:
     """Every complex solution of 13-point samples (for testing and analysis).
 
     Samples whose paths did not all succeed are solved again, up to ``retries`` times, with
@@ -755,6 +1110,8 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     rng : None | int | numpy.random.Generator
     retries : int
     start : StartSystem, optional
+    backend : {"auto", "numba", "numpy"}
+        Compiled or numpy path tracking (:func:`track_paths`).
 
     Returns
     -------
@@ -763,6 +1120,7 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     """
     p1, p2, _ = _check_samples(points1, points2)
     rng = check_rng(rng)
+    _kernels(backend)
     nb = len(p1)
     params, T, reasons = null_space_charts(p1, p2, rng)
     u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
@@ -774,7 +1132,7 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
         pa, Ta = params[todo], T[todo]
         if attempt:
             pa, Ta, _ = null_space_charts(p1[todo], p2[todo], rng)
-        ut, ft = track_from_start(pa, rng=rng, start=start)
+        ut, ft = track_from_start(pa, rng=rng, start=start, backend=backend)
         better = ft.sum(1) > found[todo].sum(1)
         keep = todo[better]
         u[keep], found[keep], params[keep], T[keep] = ut[better], ft[better], pa[better], Ta[better]
@@ -913,7 +1271,7 @@ class MinimalSolutions:
     n_found: np.ndarray
 
 
-def solve_minimal(points1, points2, *, rng=None) -> MinimalSolutions:
+def solve_minimal(points1, points2, *, rng=None, backend: str = "auto") -> MinimalSolutions:
     r"""All real epipolar tensors through 13 correspondences (appendix, "Minimal SfM").
 
     Solves
@@ -930,6 +1288,10 @@ def solve_minimal(points1, points2, *, rng=None) -> MinimalSolutions:
         One sample, or a batch of samples solved together (much faster per sample).
     rng : None | int | numpy.random.Generator
         Randomness of the homotopy paths (the gamma trick).
+    backend : {"auto", "numba", "numpy"}
+        ``"auto"`` tracks the paths in compiled loops when numba is installed
+        (:data:`HAVE_NUMBA`), with numpy otherwise; the other two force one of them
+        (:func:`track_paths`).
 
     Returns
     -------
@@ -950,7 +1312,7 @@ def solve_minimal(points1, points2, *, rng=None) -> MinimalSolutions:
     >>> bool(min(projective_distance(G, F) for G in sol.tensors) < 1e-8)
     True
     """
-    sol = solve_minimal_complex(points1, points2, rng=rng)
+    sol = solve_minimal_complex(points1, points2, rng=rng, backend=backend)
     u, found = sol.solutions, sol.found
     half = N_SOLUTIONS // 2
     scale = 1.0 + np.abs(np.nan_to_num(u))
