@@ -332,6 +332,90 @@ def test_scenes_are_seeded():
     assert abs(t.n_triangles - 5000) < 300
 
 
+def _scene_arrays(scene):
+    """Every array a scene holds, by attribute name (textures by index)."""
+    out = {name: getattr(scene, name) for name in
+           ("vertices", "triangles", "triangle_uvs", "material_ids", "vertex_colors",
+            "base_color")}
+    out.update({f"textures[{i}]": t for i, t in enumerate(scene.textures)})
+    return {name: a for name, a in out.items() if a is not None}
+
+
+@pytest.mark.parametrize("colour", [
+    {"vertex_colors": np.full((4, 3), 0.5)},
+    {"triangle_uvs": np.full((6, 2), 0.5), "textures": np.full((4, 4, 3), 77, np.uint8),
+     "material_ids": [0, 0]},
+])
+def test_scene_arrays_are_read_only(colour):
+    """Writing into a scene raises ValueError and reassigning its arrays AttributeError: its ray
+    caster and texel table are built from them once, so a changed scene is a new object."""
+    scene = flat_square(**colour)
+    arrays = _scene_arrays(scene)
+    assert len(arrays) == 3 + len(colour)
+    for name, a in arrays.items():
+        with pytest.raises(ValueError, match="read-only"):
+            a[...] = np.nan if a.dtype.kind == "f" else 0
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            a.setflags(write=True)
+    for name in ("vertices", "triangles", "textures", "base_color", "color_fn"):
+        with pytest.raises(AttributeError):
+            setattr(scene, name, None)
+    assert isinstance(scene.textures, tuple)
+    table, texture = scene.texel_table()
+    for a in (table, texture):
+        if a is not None:
+            with pytest.raises(ValueError, match="read-only"):
+                a[...] = 0
+
+
+def test_scene_does_not_share_memory_with_its_input():
+    """Arrays already of the scene's dtype are copied, so writing into the caller's array does
+    not change the scene behind its cached ray caster."""
+    V = np.array([[-1, -1, 3], [1, -1, 3], [1, 1, 3], [-1, 1, 3]], np.float32)
+    T = np.array([[0, 1, 2], [0, 2, 3]], np.uint32)
+    tex = np.full((4, 4, 3), 77, np.uint8)
+    scene = render.Scene.from_arrays(V, T, triangle_uvs=np.full((6, 2), 0.5), textures=tex)
+    for given, held in ((V, scene.vertices), (T, scene.triangles), (tex, scene.textures[0])):
+        assert not np.shares_memory(given, held)
+        assert given.flags.writeable  # the caller's array is left as it was
+    tex[...] = 0
+    assert scene.textures[0].max() == 77
+
+
+def test_read_only_scene_works_with_every_function_that_takes_one(room, tmp_path):
+    """renderImage, render_from_rays, correspondences_between, match_errors, cloud_metrics and
+    the Scene methods all run on a scene whose arrays are read-only, and render it as a scene
+    built from writeable copies of the same arrays."""
+    o3d = pytest.importorskip("open3d")
+    assert not room.vertices.flags.writeable
+    copy = render.Scene.from_arrays(
+        room.vertices.copy(), room.triangles.copy(), triangle_uvs=room.triangle_uvs.copy(),
+        textures=[t.copy() for t in room.textures], material_ids=room.material_ids.copy(),
+        base_color=room.base_color.copy())
+    cam1 = two_slit_looking_at([-0.4, -4.2, 0.4], [0, 0, -0.3], SMALL)
+    cam2 = two_slit_looking_at([0.4, -4.2, 0.4], [0, 0, -0.3], SMALL)
+    r1 = render.renderImage(room, cam1, SMALL, nthreads=1)
+    np.testing.assert_array_equal(r1["image"],
+                                  render.renderImage(copy, cam1, SMALL, nthreads=1)["image"])
+    assert r1["mask"].mean() > 0.3
+    r2 = render.renderImage(room, cam2, SMALL, nthreads=1)
+    rays = cam1.rays(render.pixel_grid(SMALL).reshape(-1, 2))
+    fr = render.render_from_rays(room, rays, SMALL, nthreads=1)
+    np.testing.assert_array_equal(fr["mask"], r1["mask"])
+    corr = render.correspondences_between(r1, r2, scene=room)
+    assert len(corr.points1) > 100
+    errors = render.match_errors(r1, cam2, corr.points1, corr.points2)
+    assert np.nanmax(errors) < 1e-3
+    metrics = render.cloud_metrics(r1["points"][r1["mask"]], scene=room)
+    assert metrics["accuracy"] < 1e-4  # hit points lie on the mesh
+    assert room.bounds.shape == (2, 3)
+    mesh = room.to_legacy_mesh()
+    assert o3d.io.write_triangle_mesh(str(tmp_path / "room.ply"), mesh)
+    assert len(render.Scene(mesh).triangles) == room.n_triangles
+    ids = np.zeros(4, np.int64)
+    assert room.albedo(ids, np.full((4, 2), 0.25, np.float32)).shape == (4, 3)
+
+
 def test_import_xslit_does_not_load_open3d_or_cv2():
     code = "import sys, xslit; print('open3d' in sys.modules, 'cv2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

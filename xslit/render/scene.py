@@ -49,6 +49,18 @@ def _check_texture(name: str, image) -> np.ndarray:
     return np.ascontiguousarray(a[..., :3])
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``, copied first unless ``a`` owns its data (a view of the
+    caller's array would change when the caller writes into it). The view's base is read-only
+    too, so ``setflags(write=True)`` on the view raises."""
+    if not a.flags.owndata:
+        a = a.copy()
+    a.setflags(write=False)
+    view = a.view()
+    view.setflags(write=False)
+    return view
+
+
 def _check_color(name: str, color) -> np.ndarray:
     c = check_array(name, color)
     if c.shape != (3,) or not np.all((c >= 0) & (c <= 255)):
@@ -70,8 +82,10 @@ class Scene:
 
     Notes
     -----
-    The Open3D ``RaycastingScene`` is built on first use and cached; the mesh arrays must not
-    be modified afterwards.
+    The mesh and colour arrays are read-only copies owned by the scene, and its attributes
+    cannot be reassigned: the Open3D ``RaycastingScene`` and the texel table are built from
+    them on first use and cached, so a changed scene is a new object (build it with
+    :meth:`from_arrays`).
 
     Examples
     --------
@@ -165,10 +179,12 @@ class Scene:
         if T.min() < 0 or T.max() >= len(V):
             raise ValueError(f"triangles must index vertices in [0, {len(V)}), got indices in "
                              f"[{T.min()}, {T.max()}]")
-        self.vertices = np.ascontiguousarray(V, dtype=np.float32)
-        self.triangles = np.ascontiguousarray(T, dtype=np.uint32)
+        # Read-only arrays the scene owns: a scene is validated once, and its ray caster and
+        # texel table are built from these arrays; a changed scene is a new object.
+        self._vertices = _frozen(np.ascontiguousarray(V, dtype=np.float32))
+        self._triangles = _frozen(np.ascontiguousarray(T, dtype=np.uint32))
         nt = len(T)
-        self.triangle_uvs = None
+        self._triangle_uvs = None
         if triangle_uvs is not None:
             uv = check_finite("triangle_uvs", check_array("triangle_uvs", triangle_uvs))
             if uv.shape == (3 * nt, 2):
@@ -176,34 +192,36 @@ class Scene:
             if uv.shape != (nt, 3, 2):
                 raise ValueError(f"triangle_uvs must have shape ({nt}, 3, 2) or ({3 * nt}, 2), "
                                  f"got {uv.shape}")
-            self.triangle_uvs = np.ascontiguousarray(uv, dtype=np.float32)
+            self._triangle_uvs = _frozen(np.ascontiguousarray(uv, dtype=np.float32))
         if textures is None:
             textures = []
         elif isinstance(textures, np.ndarray) and textures.ndim in (2, 3) and \
                 textures.dtype != object:
             textures = [textures]
-        self.textures = [_check_texture(f"textures[{i}]", t) for i, t in enumerate(textures)]
-        self.material_ids = None
+        self._textures = tuple(_frozen(_check_texture(f"textures[{i}]", t))
+                               for i, t in enumerate(textures))
+        self._material_ids = None
         if material_ids is not None:
             m = check_index_array("material_ids", material_ids)
             if m.shape != (nt,):
                 raise ValueError(f"material_ids must have shape ({nt},), got {m.shape}")
-            if m.max(initial=-1) >= len(self.textures):
+            if m.max(initial=-1) >= len(self._textures):
                 raise ValueError(f"material_ids must be < the number of textures "
-                                 f"({len(self.textures)}), got {m.max()}")
-            self.material_ids = m.astype(np.int32)
-        self.vertex_colors = None
+                                 f"({len(self._textures)}), got {m.max()}")
+            self._material_ids = _frozen(m.astype(np.int32))
+        self._vertex_colors = None
         if vertex_colors is not None:
             c = check_finite("vertex_colors", check_array("vertex_colors", vertex_colors))
             if c.shape != V.shape:
                 raise ValueError(f"vertex_colors must have shape {V.shape}, got {c.shape}")
-            self.vertex_colors = np.ascontiguousarray(np.clip(c, 0, 1) * 255, dtype=np.float32)
+            self._vertex_colors = _frozen(
+                np.ascontiguousarray(np.clip(c, 0, 1) * 255, dtype=np.float32))
         for name, fn in (("color_fn", color_fn), ("uv_color_fn", uv_color_fn)):
             if fn is not None and not callable(fn):
                 raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
-        self.color_fn = color_fn
-        self.uv_color_fn = uv_color_fn
-        self.base_color = _check_color("base_color", base_color)
+        self._color_fn = color_fn
+        self._uv_color_fn = uv_color_fn
+        self._base_color = _frozen(_check_color("base_color", base_color))
         self.info = dict(info or {})
         self._raycaster = None
         self._texel_table = False  # not computed yet; None when not applicable
@@ -213,6 +231,51 @@ class Scene:
                 f"{len(self.textures)} textures)")
 
     # -- properties ------------------------------------------------------------------
+    @property
+    def vertices(self) -> np.ndarray:
+        """(V, 3) float32 read-only ndarray: vertex positions."""
+        return self._vertices
+
+    @property
+    def triangles(self) -> np.ndarray:
+        """(T, 3) uint32 read-only ndarray: vertex indices of each triangle."""
+        return self._triangles
+
+    @property
+    def triangle_uvs(self) -> np.ndarray | None:
+        """(T, 3, 2) float32 read-only ndarray or None: texture coordinates of the corners."""
+        return self._triangle_uvs
+
+    @property
+    def textures(self) -> tuple[np.ndarray, ...]:
+        """Tuple of (H, W, 3) uint8 read-only RGB texture maps."""
+        return self._textures
+
+    @property
+    def material_ids(self) -> np.ndarray | None:
+        """(T,) int32 read-only ndarray or None: texture of each triangle (negative: none)."""
+        return self._material_ids
+
+    @property
+    def vertex_colors(self) -> np.ndarray | None:
+        """(V, 3) float32 read-only ndarray or None: RGB in [0, 255]."""
+        return self._vertex_colors
+
+    @property
+    def color_fn(self):
+        """The procedural solid texture ``color_fn(points)``, or None."""
+        return self._color_fn
+
+    @property
+    def uv_color_fn(self):
+        """The procedural texture ``uv_color_fn(uv)``, or None."""
+        return self._uv_color_fn
+
+    @property
+    def base_color(self) -> np.ndarray:
+        """(3,) float32 read-only ndarray: RGB in [0, 255] of triangles nothing else colours."""
+        return self._base_color
+
     @property
     def n_triangles(self) -> int:
         return len(self.triangles)
@@ -249,11 +312,11 @@ class Scene:
 
         Returns
         -------
-        table : (K + 1, 8) float32 ndarray, or None
+        table : (K + 1, 8) float32 read-only ndarray, or None
             Row ``k < K`` of triangle ``k`` is ``(X_k0, X_k1, X_k2, Y_k0, Y_k1, Y_k2, 0, 0)``
             (32-byte rows, gathered by ``numpy.take``); the last row is zero, for the
             out-of-range ids of rays that hit nothing (``numpy.take(..., mode="clip")``).
-        texture : (H, W, 4) uint8 ndarray, or None
+        texture : (H, W, 4) uint8 read-only ndarray, or None
             The texture with a fourth, zero channel: ``cv2.remap`` samples 4-channel images
             about twice as fast as 3-channel ones.
         """
@@ -276,6 +339,7 @@ class Scene:
                     table[:-1, col + 2] = c[:, 2] - c[:, 0]
                 texture = np.zeros((th, tw, 4), np.uint8)
                 texture[..., :3] = self.textures[0]
+                table, texture = _frozen(table), _frozen(texture)
         self._texel_table = (table, texture)
         return self._texel_table
 
