@@ -9,6 +9,7 @@ from tolerances import (
 )
 
 from xslit.epipolar import design_matrix, epipolar_tensor, sampson_distance
+from xslit.epipolar.variety import refine_on_variety
 from xslit.geometry.projective import matrix_from_rvec
 from xslit.synthetic import (
     DEGENERATE_SAME_FLIGHT_LINE,
@@ -286,6 +287,45 @@ def test_noise_ceiling_maximum_likelihood_mask_and_decidability():
     with pytest.raises(ValueError, match=r"^hypotheses must"):
         noise_ceiling(s, 1.5, hypotheses=0)
 
+
+
+def test_tensor_fits_as_well_as_the_maximum_likelihood_tensor():
+    """The maximum-likelihood tensor itself scores a loss ratio of 1 and fits as well as the
+    data allow; the true tensor turned by a few pixels' worth fits worse and does not (its
+    mask keeps fewer inliers and its truncated loss is higher); a malformed F is refused."""
+    s = random_sweep_scene(3, max_n=500, sigma=0.5, outlier_ratio=0.3)
+    thr = 1.5
+    c = noise_ceiling(s, thr)
+    ml = refine_on_variety(s.F, s.points1, s.points2, c.within, thr, rng=0)
+    y = ml_from_truth(s)
+    best = score_two_view(s, ml.inliers, threshold=thr, yardstick=y, F=ml.F)
+    assert best["tensor_loss_ratio"] == pytest.approx(1.0, rel=1e-9) and best["fits_as_ml"]
+    F_off = s.F + 0.02 * np.random.default_rng(0).normal(size=(2, 2, 2, 2)) * np.abs(s.F).max()
+    m_off = sampson_distance(F_off, s.points1, s.points2) < thr
+    off = score_two_view(s, m_off, threshold=thr, yardstick=y, F=F_off)
+    assert off["tensor_loss_ratio"] > 1.01 and not off["fits_as_ml"]
+    with pytest.raises(ValueError, match=r"^F must have shape"):
+        score_two_view(s, ml.inliers, threshold=thr, yardstick=y, F=np.ones(16))
+
+
+def test_pose_yardstick_on_the_correspondences_within_the_threshold():
+    """With outliers inside the threshold the pose is judged against the larger of the errors
+    of maximum likelihood on the true inliers and on the within-threshold correspondences
+    (the oracle ratios keep the first alone); ml_from_truth fits the inliers it is given,
+    and refuses fewer than six. An undecidable scene's pose is not judged."""
+    s = random_sweep_scene(8, max_n=2000, outlier_ratio=0.6, sigma=1.0)
+    c = noise_ceiling(s, 3.0)
+    assert np.count_nonzero(c.within & ~s.inliers) > 0
+    y = ml_from_truth(s)
+    y_data = ml_from_truth(s, inliers=c.within)
+    assert y_data.n_inliers == c.within.sum() != y.n_inliers
+    rec = score_two_view(s, c.within, y_data.R, y_data.t, threshold=3.0, yardstick=y)
+    assert rec["rotation_ratio"] <= min(1.0 + 1e-9, rec["oracle_rotation_ratio"])
+    assert rec["pose_judged"] == (rec["determined"] and rec["decidable"])
+    with pytest.raises(ValueError, match=r"^inliers must select at least 6"):
+        ml_from_truth(s, inliers=np.arange(len(s.inliers)) < 5)
+    few = random_sweep_scene(5, max_n=40, n=40, outlier_ratio=0.7, sigma=1.0)
+    assert not score_two_view(few, np.zeros(40), threshold=3.0)["pose_judged"]
 
 def _truth_estimator(scenes):
     """A stand-in estimator returning the truth (mask from the true tensor), or raising."""
