@@ -12,6 +12,7 @@ import tolerances as tol
 from xslit.epipolar import (
     design_matrix,
     epipolar_tensor,
+    minimal,
     principal_minor_tensor,
     sampson_distance,
 )
@@ -21,9 +22,12 @@ from xslit.epipolar.minimal import (
     gauge_transpose,
     load_start_system,
     matrix_from_unknowns,
+    minimal_hypotheses,
     minimal_residuals,
     solve_minimal,
     solve_minimal_complex,
+    track_from_start,
+    track_paths,
 )
 from xslit.synthetic import random_points_in_front, random_two_slit_camera
 from xslit.testing import projective_distance
@@ -243,6 +247,103 @@ def test_degenerate_samples_are_skipped(rng):
 def test_malformed_input(p1, p2, message):
     with pytest.raises(ValueError, match=message):
         solve_minimal(p1, p2)
+
+
+def test_compiled_and_numpy_backends_agree(rng):
+    pytest.importorskip("numba")
+    # The same charts (same rng stream), the same steps: the same end points of every path.
+    p1, p2, _ = random_samples(rng, 6)
+    params, _, _ = minimal.null_space_charts(p1, p2, rng)
+    a, fa = track_from_start(params, rng=3, backend="numba")
+    b, fb = track_from_start(params, rng=3, backend="numpy")
+    np.testing.assert_array_equal(fa, fb)
+    diff = np.abs(a - b) / (1.0 + np.abs(b))
+    assert np.nanmax(diff) < tol.MINIMAL_MINOR_RTOL
+    # And the real solutions of the solver, as sets.
+    sa = solve_minimal(p1, p2, rng=5, backend="numba")
+    sb = solve_minimal(p1, p2, rng=5, backend="numpy")
+    np.testing.assert_array_equal(sa.sample, sb.sample)
+    np.testing.assert_array_equal(sa.n_found, sb.n_found)
+    for k in range(len(p1)):
+        A, B = sa.tensors[sa.sample == k], sb.tensors[sb.sample == k]
+        A, B = np.broadcast_arrays(A[:, None], B[None])
+        d = projective_distance(A, B, axis=(2, 3, 4, 5))
+        assert np.all(d.min(axis=1) < tol.MINIMAL_MINOR_RTOL)
+        assert np.all(d.min(axis=0) < tol.MINIMAL_MINOR_RTOL)
+
+
+def test_compiled_track_paths_matches_numpy(rng):
+    pytest.importorskip("numba")
+    start = load_start_system()
+    target = rng.normal(size=(3, 16)) + 1j * rng.normal(size=(3, 16))
+    target[:, 15] = (1.0, 0.0, 0.0)
+    u0, n = start.solutions[:, :5], 5
+    p0 = np.repeat(start.params[..., None], n, axis=-1)
+    p1 = np.repeat(target[..., None], n, axis=-1)
+    a, oka = track_paths(u0, p0, p1, backend="numba")
+    b, okb = track_paths(u0, p0, p1, backend="numpy")
+    np.testing.assert_array_equal(oka, okb)
+    np.testing.assert_allclose(a[:, oka], b[:, okb], rtol=tol.MINIMAL_MINOR_RTOL,
+                               atol=tol.MINIMAL_MINOR_RTOL)
+
+
+def test_numpy_fallback_when_the_kernel_is_disabled(rng, monkeypatch):
+    p1, p2, _ = random_samples(rng, 2)
+    forced = solve_minimal(p1, p2, rng=4, backend="numpy")
+    monkeypatch.setattr(minimal, "HAVE_NUMBA", False)
+    auto = solve_minimal(p1, p2, rng=4)
+    np.testing.assert_array_equal(auto.tensors, forced.tensors)
+    np.testing.assert_array_equal(auto.n_found, N_SOLUTIONS)
+    with pytest.raises(RuntimeError, match=r"numba backend .* needs numba: pip install"):
+        solve_minimal(p1, p2, rng=4, backend="numba")
+
+
+def test_import_does_not_load_numba():
+    code = "import sys, xslit, xslit.epipolar.minimal; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_bad_backend():
+    with pytest.raises(ValueError, match=r"^backend must be 'auto', 'numba' or 'numpy'"):
+        solve_minimal(np.zeros((13, 2)), np.zeros((13, 2)), backend="fortran")
+    start = load_start_system()
+    with pytest.raises(ValueError, match=r"^the numba backend implements predictor 'rk4'"):
+        track_paths(start.solutions, start.params[..., None], start.params[..., None],
+                    predictor="hermite", backend="numba")
+
+
+def test_hypotheses_of_a_round_of_samples(rng):
+    cam1, cam2 = random_two_slit_camera(rng), random_two_slit_camera(rng)
+    X = random_points_in_front([cam1, cam2], 60, rng)
+    q1, q2 = cam1.project(X), cam2.project(X)
+    idx = np.stack([rng.choice(60, 13, replace=False) for _ in range(4)])
+    idx[2, 5] = idx[2, 4]  # a repeated correspondence: degenerate, no tensor
+    tensors, owner = minimal_hypotheses(q1, q2, idx, rng=0)
+    assert tensors.shape == (len(owner), 2, 2, 2, 2) and owner.dtype == np.int64
+    assert set(owner.tolist()) == {0, 1, 3}
+    np.testing.assert_allclose(np.linalg.norm(tensors.reshape(-1, 16), axis=1), 1.0)
+    F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    d = projective_distance(tensors, np.broadcast_to(F, tensors.shape), axis=(1, 2, 3, 4))
+    for k in (0, 1, 3):
+        assert d[owner == k].min() < tol.MINIMAL_TRUTH_RTOL
+    # The same tensors as the solver on the gathered samples.
+    sol = solve_minimal(q1[idx], q2[idx], rng=0)
+    np.testing.assert_array_equal(tensors, sol.tensors)
+    empty, none = minimal_hypotheses(q1, q2, np.zeros((0, 13), dtype=int))
+    assert empty.shape == (0, 2, 2, 2, 2) and none.shape == (0,)
+
+
+@pytest.mark.parametrize(("p1", "samples", "message"), [
+    (np.zeros((12, 2)), np.zeros((1, 13), int), r"^points1 must have shape \(N, 2\) with N >= 13"),
+    (np.zeros((20, 2)), np.zeros((1, 12), int), r"^samples must have shape \(B, 13\), got"),
+    (np.zeros((20, 2)), np.full((1, 13), 20), r"^samples must hold indices in \[0, 20\)"),
+    (np.zeros((20, 2)), np.full((1, 13), 0.5), r"^samples must hold whole numbers"),
+])
+def test_hypotheses_malformed_input(p1, samples, message):
+    with pytest.raises(ValueError, match=message):
+        minimal_hypotheses(p1, p1, samples)
 
 
 def test_bad_rng():

@@ -56,7 +56,13 @@ from importlib import resources
 
 import numpy as np
 
-from .._checks import check_array, check_finite, check_rng
+from .._checks import (
+    check_array,
+    check_finite,
+    check_image_points,
+    check_index_array,
+    check_rng,
+)
 from .linear import axis_normalization
 from .tensor import INDEX, kron_modes
 
@@ -74,6 +80,7 @@ __all__ = [
     "gauge_transpose",
     "load_start_system",
     "matrix_from_unknowns",
+    "minimal_hypotheses",
     "minimal_residuals",
     "null_space_charts",
     "solve_minimal",
@@ -339,25 +346,42 @@ def _solve(J, rhs):
 #: compiled loops (``backend="auto"``), compiled on the first call and cached on disk.
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
+def _jacobian_tables():
+    """Sparsity tables of :func:`_nb_eval`: per equation, the entries of ``C`` in its subset
+    that depend on the chart coordinates (flat ``4 x + y`` and position in ``_DEP``), their
+    count, and which unknown entries of ``C`` it involves."""
+    dep_e = np.zeros((8, 7), dtype=np.int64)
+    dep_k = np.zeros((8, 7), dtype=np.int64)
+    dep_n = np.zeros(8, dtype=np.int64)
+    off_in = np.zeros((8, 6), dtype=np.bool_)
+    for r, S in enumerate(_EQ_SUBSETS):
+        for k, (x, y) in enumerate(_DEP):
+            if x in S and y in S:
+                dep_e[r, dep_n[r]], dep_k[r, dep_n[r]] = 4 * x + y, k
+                dep_n[r] += 1
+        off_in[r] = [x in S and y in S for x, y in _OFF]
+    return dep_e, dep_k, dep_n, off_in
+
+
+_JDEP_E, _JDEP_K, _JDEP_N, _OFF_IN = _jacobian_tables()
 _EQ2 = np.array([S for S in _EQ_SUBSETS if len(S) == 2])
 _EQ3 = np.array([S for S in _EQ_SUBSETS if len(S) == 3])
-_DEP_R = np.array([r for r, _ in _DEP])
-_DEP_C = np.array([c for _, c in _DEP])
 
 
 def _nb_eval(u, p, dp, want_t, C, G, dC, D, H, J, Ht):
     """The eight equations ``H`` (8,), their Jacobian ``J`` (8, 8) in ``u`` (8,) and (with
-    ``want_t``) their derivative ``Ht`` (8,) along ``dp`` (3, 16), in the chart ``p`` (3, 16);
-    ``C`` (4, 4), ``G`` (8, 4, 4), ``dC`` (3, 7) and ``D`` (4, 16) are work arrays."""
+    ``want_t``) their derivative ``Ht`` (8,) along ``dp`` (3, 16), in the chart ``p``
+    (3, 16); the charts come multiplied by ``_SIGN``. ``C`` (4, 4), ``G`` (8, 16) (the
+    gradients of the determinants in the entries of ``C``, written only inside each subset),
+    ``dC`` (3, 7) and ``D`` (4, 16) are work arrays."""
     a, b = u[0], u[1]
     nd = 3 if want_t else 2
     for k in range(16):
-        s = _SIGN[k]
-        D[3, k] = s * (p[0, k] + a * p[1, k] + b * p[2, k])  # mu
-        D[0, k] = s * p[1, k]
-        D[1, k] = s * p[2, k]
+        D[3, k] = p[0, k] + a * p[1, k] + b * p[2, k]  # mu
+        D[0, k] = p[1, k]
+        D[1, k] = p[2, k]
         if want_t:
-            D[2, k] = s * (dp[0, k] + a * dp[1, k] + b * dp[2, k])
+            D[2, k] = dp[0, k] + a * dp[1, k] + b * dp[2, k]
     C[0, 0] = D[3, _DIAG_FLAT[0]]
     for q in range(1, 4):
         C[0, q] = 1.0
@@ -370,23 +394,22 @@ def _nb_eval(u, p, dp, want_t, C, G, dC, D, H, J, Ht):
         for q in range(1, 4):
             dC[d, q] = D[d, _DIAG_FLAT[q]]
             dC[d, 3 + q] = dC[d, 0] * C[q, q] + C[0, 0] * dC[d, q] - D[d, _COL_FLAT[q - 1]]
-    G[:] = 0.0  # G[r]: gradient of equation r's determinant in the entries of C
     for r in range(3):
         i, j = _EQ2[r, 0], _EQ2[r, 1]
         H[r] = C[i, i] * C[j, j] - C[i, j] * C[j, i]
-        G[r, i, i] = C[j, j]
-        G[r, j, j] = C[i, i]
-        G[r, i, j] = -C[j, i]
-        G[r, j, i] = -C[i, j]
+        G[r, 5 * i] = C[j, j]
+        G[r, 5 * j] = C[i, i]
+        G[r, 4 * i + j] = -C[j, i]
+        G[r, 4 * j + i] = -C[i, j]
     for r in range(4):  # 3 x 3 cofactors, cyclic form
-        S = _EQ3[r]
         for m in range(3):
-            m1, m2 = S[(m + 1) % 3], S[(m + 2) % 3]
+            x, m1, m2 = _EQ3[r, m], _EQ3[r, (m + 1) % 3], _EQ3[r, (m + 2) % 3]
             for n in range(3):
-                n1, n2 = S[(n + 1) % 3], S[(n + 2) % 3]
-                G[3 + r, S[m], S[n]] = C[m1, n1] * C[m2, n2] - C[m1, n2] * C[m2, n1]
-        H[3 + r] = (C[S[0], S[0]] * G[3 + r, S[0], S[0]] + C[S[0], S[1]] * G[3 + r, S[0], S[1]]
-                    + C[S[0], S[2]] * G[3 + r, S[0], S[2]])
+                y, n1, n2 = _EQ3[r, n], _EQ3[r, (n + 1) % 3], _EQ3[r, (n + 2) % 3]
+                G[3 + r, 4 * x + y] = C[m1, n1] * C[m2, n2] - C[m1, n2] * C[m2, n1]
+        x, y, z = _EQ3[r, 0], _EQ3[r, 1], _EQ3[r, 2]
+        H[3 + r] = (C[x, x] * G[3 + r, 5 * x] + C[y, x] * G[3 + r, 4 * y + x]
+                    + C[z, x] * G[3 + r, 4 * z + x])
     # 4 x 4 cofactors from the 2 x 2 minors of rows (0, 1) and (2, 3).
     s0 = C[0, 0] * C[1, 1] - C[1, 0] * C[0, 1]
     s1 = C[0, 0] * C[1, 2] - C[1, 0] * C[0, 2]
@@ -400,38 +423,36 @@ def _nb_eval(u, p, dp, want_t, C, G, dC, D, H, J, Ht):
     c2 = C[2, 0] * C[3, 3] - C[3, 0] * C[2, 3]
     c1 = C[2, 0] * C[3, 2] - C[3, 0] * C[2, 2]
     c0 = C[2, 0] * C[3, 1] - C[3, 0] * C[2, 1]
-    G[7, 0, 0] = C[1, 1] * c5 - C[1, 2] * c4 + C[1, 3] * c3
-    G[7, 1, 0] = -C[0, 1] * c5 + C[0, 2] * c4 - C[0, 3] * c3
-    G[7, 2, 0] = C[3, 1] * s5 - C[3, 2] * s4 + C[3, 3] * s3
-    G[7, 3, 0] = -C[2, 1] * s5 + C[2, 2] * s4 - C[2, 3] * s3
-    G[7, 0, 1] = -C[1, 0] * c5 + C[1, 2] * c2 - C[1, 3] * c1
-    G[7, 1, 1] = C[0, 0] * c5 - C[0, 2] * c2 + C[0, 3] * c1
-    G[7, 2, 1] = -C[3, 0] * s5 + C[3, 2] * s2 - C[3, 3] * s1
-    G[7, 3, 1] = C[2, 0] * s5 - C[2, 2] * s2 + C[2, 3] * s1
-    G[7, 0, 2] = C[1, 0] * c4 - C[1, 1] * c2 + C[1, 3] * c0
-    G[7, 1, 2] = -C[0, 0] * c4 + C[0, 1] * c2 - C[0, 3] * c0
-    G[7, 2, 2] = C[3, 0] * s4 - C[3, 1] * s2 + C[3, 3] * s0
-    G[7, 3, 2] = -C[2, 0] * s4 + C[2, 1] * s2 - C[2, 3] * s0
-    G[7, 0, 3] = -C[1, 0] * c3 + C[1, 1] * c1 - C[1, 2] * c0
-    G[7, 1, 3] = C[0, 0] * c3 - C[0, 1] * c1 + C[0, 2] * c0
-    G[7, 2, 3] = -C[3, 0] * s3 + C[3, 1] * s1 - C[3, 2] * s0
-    G[7, 3, 3] = C[2, 0] * s3 - C[2, 1] * s1 + C[2, 2] * s0
+    G[7, 0] = C[1, 1] * c5 - C[1, 2] * c4 + C[1, 3] * c3
+    G[7, 4] = -C[0, 1] * c5 + C[0, 2] * c4 - C[0, 3] * c3
+    G[7, 8] = C[3, 1] * s5 - C[3, 2] * s4 + C[3, 3] * s3
+    G[7, 12] = -C[2, 1] * s5 + C[2, 2] * s4 - C[2, 3] * s3
+    G[7, 5] = C[0, 0] * c5 - C[0, 2] * c2 + C[0, 3] * c1
+    G[7, 9] = -C[3, 0] * s5 + C[3, 2] * s2 - C[3, 3] * s1
+    G[7, 13] = C[2, 0] * s5 - C[2, 2] * s2 + C[2, 3] * s1
+    G[7, 6] = -C[0, 0] * c4 + C[0, 1] * c2 - C[0, 3] * c0
+    G[7, 10] = C[3, 0] * s4 - C[3, 1] * s2 + C[3, 3] * s0
+    G[7, 14] = -C[2, 0] * s4 + C[2, 1] * s2 - C[2, 3] * s0
+    G[7, 7] = C[0, 0] * c3 - C[0, 1] * c1 + C[0, 2] * c0
+    G[7, 11] = -C[3, 0] * s3 + C[3, 1] * s1 - C[3, 2] * s0
+    G[7, 15] = C[2, 0] * s3 - C[2, 1] * s1 + C[2, 2] * s0
     H[7] = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0
     for r in range(8):
-        H[r] -= D[3, _EQ_FLAT[r]]
+        e = _EQ_FLAT[r]
+        H[r] -= D[3, e]
         for k in range(6):
-            J[r, 2 + k] = G[r, _OFF_R[k], _OFF_C[k]]
+            J[r, 2 + k] = G[r, 4 * _OFF_R[k] + _OFF_C[k]] if _OFF_IN[r, k] else 0.0
         for d in range(nd):
-            s = -D[d, _EQ_FLAT[r]]
-            for e in range(7):
-                s += G[r, _DEP_R[e], _DEP_C[e]] * dC[d, e]
+            s = -D[d, e]
+            for q in range(_JDEP_N[r]):
+                s += G[r, _JDEP_E[r, q]] * dC[d, _JDEP_K[r, q]]
             if d < 2:
                 J[r, d] = s
             else:
                 Ht[r] = s
 
 
-def _nb_solve(J, B, nrhs, A, X):
+def _nb_lu(J, B, nrhs, A, X):
     """``X[:, :nrhs] = J^{-1} B[:, :nrhs]`` for ``J`` (8, 8) by Gaussian elimination with
     partial pivoting; NaN when ``J`` is singular. ``A`` (8, 8) is a work array."""
     for i in range(8):
@@ -471,6 +492,64 @@ def _nb_solve(J, B, nrhs, A, X):
             X[k, c] = s * inv
 
 
+def _nb_cabs(z):
+    """``|re z| + |im z|``."""
+    return abs(z.real) + abs(z.imag)
+
+
+def _nb_solve(J, B, nrhs, A, X):
+    """``X[:, :nrhs] = J^{-1} B[:, :nrhs]`` for the Jacobian ``J`` (8, 8) of
+    :func:`_nb_eval`: the block elimination of :func:`_solve` (three 2 x 2 pivot blocks and
+    a 2 x 2 Schur complement), Gaussian elimination with pivoting (:func:`_nb_lu`) when a
+    pivot block is nearly singular. ``A`` (8, 8) is a work array."""
+    # A[2k:2k+2, 0:2] = B_k^{-1} A_k, A[2k:2k+2, 2:2+nrhs] = B_k^{-1} r_k for the pairs k;
+    # A[6:8, 0:2] the Schur complement, A[6:8, 2:2+nrhs] its right-hand side.
+    for i in range(2):
+        for j in range(2):
+            A[6 + i, j] = J[6 + i, j]
+        for c in range(nrhs):
+            A[6 + i, 2 + c] = B[6 + i, c]
+    for k in range(3):
+        r0, r1, c0, c1 = k, k + 3, 2 + 2 * k, 3 + 2 * k
+        b00, b01, b10, b11 = J[r0, c0], J[r0, c1], J[r1, c0], J[r1, c1]
+        det = b00 * b11 - b01 * b10
+        size = max(max(_nb_cabs(b00), _nb_cabs(b01)), max(_nb_cabs(b10), _nb_cabs(b11)))
+        if not _nb_cabs(det) > _PIVOT_TOL * size * size:
+            _nb_lu(J, B, nrhs, A, X)
+            return
+        inv = 1.0 / det
+        for j in range(2 + nrhs):
+            v0 = J[r0, j] if j < 2 else B[r0, j - 2]
+            v1 = J[r1, j] if j < 2 else B[r1, j - 2]
+            A[2 * k, j] = (b11 * v0 - b01 * v1) * inv
+            A[2 * k + 1, j] = (b00 * v1 - b10 * v0) * inv
+        for i in range(2):
+            w0, w1 = J[6 + i, c0], J[6 + i, c1]
+            for j in range(2 + nrhs):
+                A[6 + i, j] -= w0 * A[2 * k, j] + w1 * A[2 * k + 1, j]
+    s00, s01, s10, s11 = A[6, 0], A[6, 1], A[7, 0], A[7, 1]
+    det = s00 * s11 - s01 * s10
+    size = max(max(_nb_cabs(s00), _nb_cabs(s01)), max(_nb_cabs(s10), _nb_cabs(s11)))
+    if not _nb_cabs(det) > _PIVOT_TOL * size * size:
+        _nb_lu(J, B, nrhs, A, X)
+        return
+    inv = 1.0 / det
+    for c in range(nrhs):
+        v0, v1 = A[6, 2 + c], A[7, 2 + c]
+        xa = (s11 * v0 - s01 * v1) * inv
+        xb = (s00 * v1 - s10 * v0) * inv
+        X[0, c], X[1, c] = xa, xb
+        for k in range(3):
+            for i in range(2):
+                X[2 + 2 * k + i, c] = (A[2 * k + i, 2 + c] - A[2 * k + i, 0] * xa
+                                       - A[2 * k + i, 1] * xb)
+    for c in range(nrhs):
+        for i in range(8):
+            if not np.isfinite(X[i, c].real) or not np.isfinite(X[i, c].imag):
+                _nb_lu(J, B, nrhs, A, X)
+                return
+
+
 def _nb_norm(v):
     """Euclidean norm of a complex vector."""
     s = 0.0
@@ -481,7 +560,7 @@ def _nb_norm(v):
 
 def _nb_work():
     """Work arrays of :func:`_nb_eval` and :func:`_nb_solve`."""
-    return (np.empty((4, 4), np.complex128), np.empty((8, 4, 4), np.complex128),
+    return (np.empty((4, 4), np.complex128), np.empty((8, 16), np.complex128),
             np.empty((3, 7), np.complex128), np.empty((4, 16), np.complex128),
             np.empty(8, np.complex128), np.empty((8, 8), np.complex128),
             np.empty(8, np.complex128), np.empty((8, 8), np.complex128),
@@ -495,9 +574,12 @@ def _nb_newton(u, p, owner, steps):
     C, G, dC, D, H, J, Ht, A, B, X = _nb_work()
     out = u.copy()
     err = np.full(u.shape[0], np.inf)
+    pi = np.empty((3, 16), np.complex128)
     for i in range(u.shape[0]):
         v = out[i]
-        pi = p[owner[i]]
+        for r in range(3):
+            for c in range(16):
+                pi[r, c] = _SIGN[c] * p[owner[i], r, c]
         for _ in range(steps):
             _nb_eval(v, pi, pi, False, C, G, dC, D, H, J, Ht)
             B[:, 0] = H
@@ -510,13 +592,16 @@ def _nb_newton(u, p, owner, steps):
 def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newton,
               slow_newton, max_norm, end_zone):
     """:func:`track_paths` (fourth-order Runge-Kutta predictor) path by path: ``u0`` (P, 8),
-    charts ``p0[owner]`` and ``p1[owner]`` (M, 3, 16). Returns the end points (P, 8) and
-    whether each path succeeded (P,)."""
+    charts ``p0[owner]`` and ``p1[owner]`` (M, 3, 16). Returns the end points (P, 8), whether
+    each path succeeded (P,) and the evaluations of the equations per path (P,)."""
     C, G, dC, D, H, J, Ht, A, B, X = _nb_work()
     n = u0.shape[0]
     out = np.full((n, 8), np.nan + 0j)
     ok = np.zeros(n, np.bool_)
+    evals = np.zeros(n, np.int64)
     pp = np.empty((3, 16), np.complex128)
+    sp0 = np.empty((3, 16), np.complex128)
+    sp1 = np.empty((3, 16), np.complex128)
     dp = np.empty((3, 16), np.complex128)
     u = np.empty(8, np.complex128)
     un = np.empty(8, np.complex128)
@@ -525,11 +610,14 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
     d1 = np.empty(8, np.complex128)
     for i in range(n):
         m = owner[i]
-        for r in range(3):
+        for r in range(3):  # the charts multiplied by _SIGN
             for c in range(16):
-                dp[r, c] = p1[m, r, c] - p0[m, r, c]
+                sp0[r, c] = _SIGN[c] * p0[m, r, c]
+                sp1[r, c] = _SIGN[c] * p1[m, r, c]
+                dp[r, c] = sp1[r, c] - sp0[r, c]
         u[:] = u0[i]
-        _nb_eval(u, p0[m], dp, True, C, G, dC, D, H, J, Ht)
+        evals[i] = 1
+        _nb_eval(u, sp0, dp, True, C, G, dC, D, H, J, Ht)
         B[:, 0] = Ht
         _nb_solve(J, B, 1, A, X)
         for c in range(8):
@@ -545,18 +633,19 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
                     un[c] = u[c] + frac * ha * k[s - 1, c]
                 for r in range(3):
                     for c in range(16):
-                        pp[r, c] = p0[m, r, c] + ts * dp[r, c]
+                        pp[r, c] = sp0[r, c] + ts * dp[r, c]
                 _nb_eval(un, pp, dp, True, C, G, dC, D, H, J, Ht)
                 B[:, 0] = Ht
                 _nb_solve(J, B, 1, A, X)
                 for c in range(8):
                     k[s, c] = -X[c, 0]
+            evals[i] += 5
             tn = t + ha
             for c in range(8):
                 un[c] = u[c] + (ha / 6.0) * (k[0, c] + 2.0 * k[1, c] + 2.0 * k[2, c] + k[3, c])
             for r in range(3):
                 for c in range(16):
-                    pp[r, c] = p0[m, r, c] + tn * dp[r, c]
+                    pp[r, c] = sp0[r, c] + tn * dp[r, c]
             _nb_eval(un, pp, dp, False, C, G, dC, D, H, J, Ht)
             B[:, 0] = H
             _nb_solve(J, B, 1, A, X)
@@ -600,19 +689,21 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
         for it in range(final_newton + slow_newton):
             if it >= final_newton and err < 1e-8:
                 break
-            _nb_eval(u, p1[m], dp, False, C, G, dC, D, H, J, Ht)
+            _nb_eval(u, sp1, dp, False, C, G, dC, D, H, J, Ht)
             B[:, 0] = H
             _nb_solve(J, B, 1, A, X)
             for c in range(8):
                 u[c] -= X[c, 0]
             err = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(u))
+            evals[i] += 1
         if err < 1e-8:
             ok[i] = True
             out[i] = u
-    return out, ok
+    return out, ok, evals
 
 
-_NB_FUNCTIONS = ("_nb_eval", "_nb_solve", "_nb_norm", "_nb_work", "_nb_newton", "_nb_track")
+_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_solve", "_nb_norm", "_nb_work",
+                 "_nb_newton", "_nb_track")
 
 
 @functools.cache
@@ -650,9 +741,9 @@ def _track_compiled(track, u0, p0, p1, owner, *, max_steps=150, h0=0.05, min_ste
     def rows(x):
         return np.ascontiguousarray(np.moveaxis(np.asarray(x, dtype=complex), -1, 0))
 
-    u, ok = track(rows(u0), rows(p0), rows(p1), np.asarray(owner, dtype=np.int64),
-                  int(max_steps), float(h0), float(min_step), float(first_tol),
-                  int(final_newton), int(slow_newton), float(max_norm), float(end_zone))
+    u, ok, _ = track(rows(u0), rows(p0), rows(p1), np.asarray(owner, dtype=np.int64),
+                     int(max_steps), float(h0), float(min_step), float(first_tol),
+                     int(final_newton), int(slow_newton), float(max_norm), float(end_zone))
     return u.T, ok
 
 
@@ -1041,12 +1132,18 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
 
 
 def _first_occurrence(u, ok, rtol: float = 1e-6) -> np.ndarray:
-    """Whether each found solution differs from every earlier found one, (B, 56)."""
-    v = np.where(ok[:, None, :], u, np.nan)
-    scale = 1.0 + np.linalg.norm(np.nan_to_num(v), axis=1)  # (B, 56)
-    with np.errstate(invalid="ignore"):
-        d = np.linalg.norm(v[:, :, :, None] - v[:, :, None, :], axis=1)
-        close = d < rtol * np.minimum(scale[:, :, None], scale[:, None, :])
+    r"""Whether each found solution differs from every earlier found one, (B, 56).
+
+    Squared distances from the Gram matrix, :math:`|v_i - v_j|^2 = |v_i|^2 + |v_j|^2 -
+    2 \operatorname{Re} v_i^H v_j` (one matrix product per sample; the threshold is far above
+    the rounding of the expansion)."""
+    v = np.where(ok[:, None, :], u, 0.0)
+    n2 = np.einsum("bkn,bkn->bn", v.real, v.real) + np.einsum("bkn,bkn->bn", v.imag, v.imag)
+    gram = (np.swapaxes(v.real, 1, 2) @ v.real) + (np.swapaxes(v.imag, 1, 2) @ v.imag)
+    d2 = n2[:, :, None] + n2[:, None, :] - 2.0 * gram
+    scale = 1.0 + np.sqrt(n2)
+    lim = rtol * np.minimum(scale[:, :, None], scale[:, None, :])
+    close = (d2 < lim * lim) & ok[:, :, None] & ok[:, None, :]
     n = u.shape[2]
     close &= np.tri(n, n, -1, dtype=bool)  # close[i, j] for j < i
     return ~np.any(close, axis=2)
@@ -1321,3 +1418,57 @@ def solve_minimal(points1, points2, *, rng=None, backend: str = "auto") -> Minim
     bi, ki = np.nonzero(keep)
     F = _pixel_tensors(sol.params[bi], u[bi, :2, ki].real, sol.T[bi])
     return MinimalSolutions(F, bi, sol.reasons, found.sum(axis=1))
+
+
+def minimal_hypotheses(points1, points2, samples, *, rng=None,
+                       backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """The real epipolar tensors of many 13-point samples of one set of correspondences.
+
+    The hypotheses of a robust loop for one round of samples: one batched call of
+    :func:`solve_minimal` (batches are much faster per sample than single samples).
+    Degenerate samples (coplanar or repeated points) give no tensor.
+
+    Parameters
+    ----------
+    points1, points2 : (N, 2) array_like
+        Corresponding pixels, ``N >= 13``.
+    samples : (B, 13) array_like of int
+        Indices into the correspondences, one sample per row.
+    rng : None | int | numpy.random.Generator
+        Randomness of the homotopy paths.
+    backend : {"auto", "numba", "numpy"}
+        See :func:`solve_minimal`.
+
+    Returns
+    -------
+    tensors : (K, 2, 2, 2, 2) ndarray
+        Every real tensor of every sample, pixel coordinates, unit Frobenius norm.
+    owner : (K,) int ndarray
+        The row of ``samples`` each tensor comes from.
+
+    Examples
+    --------
+    >>> from xslit.synthetic import random_two_slit_camera, random_points_in_front
+    >>> rng = np.random.default_rng(2)
+    >>> cam1, cam2 = random_two_slit_camera(rng), random_two_slit_camera(rng)
+    >>> X = random_points_in_front([cam1, cam2], 40, rng)
+    >>> idx = np.stack([rng.choice(40, 13, replace=False) for _ in range(3)])
+    >>> tensors, owner = minimal_hypotheses(cam1.project(X), cam2.project(X), idx, rng=0)
+    >>> tensors.shape[1:], bool(np.all(np.diff(owner) >= 0))
+    ((2, 2, 2, 2), True)
+    """
+    p1 = check_image_points("points1", points1, min_count=MIN_MINIMAL_POINTS)
+    p2 = check_image_points("points2", points2)
+    if p2.shape != p1.shape:
+        raise ValueError(f"points2 must have the shape of points1 {p1.shape}, got {p2.shape}")
+    idx = check_index_array("samples", samples)
+    if idx.ndim != 2 or idx.shape[1] != MIN_MINIMAL_POINTS:
+        raise ValueError(f"samples must have shape (B, 13), got {idx.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= len(p1)):
+        raise ValueError(f"samples must hold indices in [0, {len(p1)}), got "
+                         f"[{idx.min()}, {idx.max()}]")
+    _kernels(backend)
+    if len(idx) == 0:
+        return np.zeros((0, 2, 2, 2, 2)), np.zeros(0, dtype=np.int64)
+    sol = solve_minimal(p1[idx], p2[idx], rng=rng, backend=backend)
+    return sol.tensors, sol.sample.astype(np.int64)
