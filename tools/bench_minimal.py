@@ -13,13 +13,21 @@ iterations by the standard formula log(1 - p) / log(1 - w^s) for confidence p = 
 inlier ratio w, times the measured time per sample of each solver plus the scoring of its
 real tensors on --points correspondences.
 
+The paths are tracked by the compiled kernel when numba is installed (pip install numba, or
+pip install xslit[fast]) and by numpy otherwise; --backends numba,numpy times both, interleaved.
+The first line of the output says which backend ran.
+
+With --robust, also the time of one round of hypotheses of a robust loop
+(xslit.epipolar.minimal.minimal_hypotheses: --batch samples of --points correspondences with
+50% outliers in one call) and the real tensors it gives per sample.
+
 PoseLib is needed only here: pip install poselib (or pip install xslit[bench]).
 
 With --accuracy N, first the fractions of N noise-free samples with all 56 complex solutions
 found and with the true tensor among the real solutions.
 
 Usage: python tools/bench_minimal.py [--batch 200] [--single 10] [--runs 3] [--robust]
-                                     [--accuracy 1000]
+                                     [--accuracy 1000] [--backends auto]
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import time
 import numpy as np
 
 from xslit.epipolar import epipolar_tensor, sampson_distance, solve_linear_batch
-from xslit.epipolar.minimal import N_SOLUTIONS, solve_minimal
+from xslit.epipolar.minimal import HAVE_NUMBA, N_SOLUTIONS, minimal_hypotheses, solve_minimal
 from xslit.synthetic import random_points_in_front, random_two_slit_camera
 from xslit.testing import projective_distance
 
@@ -53,12 +61,21 @@ def samples(rng, n, size=13, truth=False):
     return (np.array(p1), np.array(p2)) + ((np.array(F),) if truth else ())
 
 
-def accuracy(rng, n):
+def backend_line(backend):
+    """Which implementation tracks the paths for ``backend``."""
+    if backend == "numpy" or (backend == "auto" and not HAVE_NUMBA):
+        return "numpy (vectorised over all paths)"
+    import numba
+
+    return f"numba {numba.__version__} (compiled loops over paths)"
+
+
+def accuracy(rng, n, backend):
     """Fractions of ``n`` samples with all 56 solutions and with the truth among the real ones."""
     p1, p2, F = samples(rng, n, truth=True)
     complete = found = 0
     for k in range(0, n, 250):
-        sol = solve_minimal(p1[k:k + 250], p2[k:k + 250], rng=k)
+        sol = solve_minimal(p1[k:k + 250], p2[k:k + 250], rng=k, backend=backend)
         complete += int(np.sum(sol.n_found == N_SOLUTIONS))
         for b in range(len(p1[k:k + 250])):
             G = sol.tensors[sol.sample == b]
@@ -86,17 +103,17 @@ def generalized_instances(rng, n):
     return out
 
 
-def time_xslit(p1, p2, seed):
+def time_xslit(p1, p2, seed, backend):
     t0 = time.perf_counter()
-    sol = solve_minimal(p1, p2, rng=seed)
+    sol = solve_minimal(p1, p2, rng=seed, backend=backend)
     return (time.perf_counter() - t0) / len(p1), sol
 
 
-def time_xslit_single(p1, p2, seed):
+def time_xslit_single(p1, p2, seed, backend):
     times = []
     for a, b in zip(p1, p2, strict=True):
         t0 = time.perf_counter()
-        solve_minimal(a, b, rng=seed)
+        solve_minimal(a, b, rng=seed, backend=backend)
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
 
@@ -108,6 +125,24 @@ def time_poselib(poselib, instances):
         poselib.gen_relpose_6pt(*inst)
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+def hypotheses_round(rng, n_samples, n_points, backend, runs):
+    """Time per sample and real tensors per sample of one round of hypotheses
+    (:func:`minimal_hypotheses`) on ``n_points`` correspondences with 50% outliers."""
+    q1, q2, _ = samples(rng, 1, n_points, truth=True)
+    q1, q2 = q1[0], q2[0]
+    bad = rng.permutation(n_points)[: n_points // 2]
+    q2 = q2.copy()
+    q2[bad] = q2[rng.permutation(bad)]  # outliers: shuffled partners
+    idx = np.stack([rng.choice(n_points, 13, replace=False) for _ in range(n_samples)])
+    best, count = math.inf, 0
+    for run in range(runs):
+        t0 = time.perf_counter()
+        tensors, _ = minimal_hypotheses(q1, q2, idx, rng=run, backend=backend)
+        best = min(best, (time.perf_counter() - t0) / n_samples)
+        count = len(tensors)
+    return best, count / n_samples
 
 
 def robust_comparison(rng, minimal_time, real_per_sample, n_points):
@@ -153,37 +188,56 @@ def main(argv=None) -> int:
                     help="first measure completeness and recovery on N samples")
     ap.add_argument("--points", type=int, default=1000,
                     help="correspondences scored per model for --robust (default 1000)")
+    ap.add_argument("--backends", default="auto",
+                    help="comma-separated backends of the solver to time, interleaved: auto, "
+                         "numba, numpy (default auto)")
     args = ap.parse_args(argv)
+    backends = args.backends.split(",")
     try:
         import poselib
     except ImportError:
         print("PoseLib is not installed: pip install poselib (or pip install xslit[bench])",
               file=sys.stderr)
         return 1
+    for backend in backends:
+        if backend not in ("auto", "numba", "numpy"):
+            ap.error(f"--backends: unknown backend {backend!r}")
+        print(f"backend {backend}: {backend_line(backend)}")
     rng = np.random.default_rng(args.seed)
     if args.accuracy:
-        accuracy(rng, args.accuracy)
+        accuracy(rng, args.accuracy, backends[0])
     p1, p2 = samples(rng, args.batch)
     instances = generalized_instances(rng, max(args.batch, 100))
-    solve_minimal(p1[:2], p2[:2], rng=0)  # load the start system
-    best_batch = best_single = best_pose = math.inf
+    for backend in backends:  # load the start system, compile (or load) the kernel
+        solve_minimal(p1[:2], p2[:2], rng=0, backend=backend)
+    best = {b: [math.inf, math.inf] for b in backends}
+    real = {}
+    best_pose = math.inf
     for run in range(args.runs):
-        tb, sol = time_xslit(p1, p2, run)
-        ts = time_xslit_single(p1[:args.single], p2[:args.single], run) if args.single else 0
+        line = f"run {run + 1}:"
+        for backend in backends:
+            tb, sol = time_xslit(p1, p2, run, backend)
+            ts = (time_xslit_single(p1[:args.single], p2[:args.single], run, backend)
+                  if args.single else math.nan)
+            best[backend] = [min(best[backend][0], tb), min(best[backend][1], ts)]
+            complete = np.mean(sol.n_found == 56)
+            real[backend] = len(sol.tensors) / args.batch
+            line += (f" {backend} batch of {args.batch} {tb * 1e3:.2f} ms per sample (all 56 "
+                     f"solutions in {complete:.1%}), single {ts * 1e3:.2f} ms;")
         tp = time_poselib(poselib, instances)
-        best_batch, best_pose = min(best_batch, tb), min(best_pose, tp)
-        best_single = min(best_single, ts) if args.single else math.nan
-        complete = np.mean(sol.n_found == 56)
-        print(f"run {run + 1}: xslit batch of {args.batch} {tb * 1e3:.2f} ms per sample "
-              f"(all 56 solutions in {complete:.1%}), single {ts * 1e3:.2f} ms; "
-              f"PoseLib gen_relpose_6pt {tp * 1e6:.1f} us; ratio batch / PoseLib "
-              f"{tb / tp:.0f}", flush=True)
-    print(f"\nbest: xslit {best_batch * 1e3:.2f} ms per sample in a batch of {args.batch}, "
-          f"{best_single * 1e3:.2f} ms alone; PoseLib {best_pose * 1e6:.1f} us; "
-          f"ratios {best_batch / best_pose:.0f} (batch) and {best_single / best_pose:.0f} "
-          f"(single)")
+        best_pose = min(best_pose, tp)
+        print(f"{line} PoseLib gen_relpose_6pt {tp * 1e6:.1f} us", flush=True)
+    print()
+    for backend, (tb, ts) in best.items():
+        print(f"best {backend}: xslit {tb * 1e3:.2f} ms per sample in a batch of {args.batch}, "
+              f"{ts * 1e3:.2f} ms alone; PoseLib {best_pose * 1e6:.1f} us; ratios "
+              f"{tb / best_pose:.0f} (batch) and {ts / best_pose:.0f} (single)")
     if args.robust:
-        robust_comparison(rng, best_batch, len(sol.tensors) / args.batch, args.points)
+        robust_comparison(rng, best[backends[0]][0], real[backends[0]], args.points)
+        th, real = hypotheses_round(rng, args.batch, args.points, backends[0], args.runs)
+        print(f"  one round of {args.batch} hypotheses (minimal_hypotheses, {args.points} "
+              f"correspondences, 50% outliers): {th * 1e3:.2f} ms per sample, {real:.1f} real "
+              f"tensors per sample")
     return 0
 
 
