@@ -90,11 +90,14 @@ def _ragged(shape):
 
 
 def malformed_arrays(shape: tuple[int, ...], *, finite: bool = True,
-                     allow_empty: bool = False) -> st.SearchStrategy:
+                     allow_empty: bool = False, batched: bool = False,
+                     any_shape: bool = False) -> st.SearchStrategy:
     """Values that must be refused where a real ``shape`` array is expected.
 
     With ``finite``, NaN and inf entries are refused too; ``allow_empty`` leaves out the
-    empty array (for point sets, where zero points is a valid input).
+    empty array (for point sets, where zero points is a valid input); ``batched`` leaves out
+    extra leading dimensions (a batch of ``shape`` arrays is valid); ``any_shape`` keeps only
+    the wrong types and values (where every shape is valid).
     """
     good = np.ones(shape)
     kinds = {
@@ -114,6 +117,11 @@ def malformed_arrays(shape: tuple[int, ...], *, finite: bool = True,
         kinds["wrong_width"] = st.just(np.ones((*shape[:-1], shape[-1] + 3)))
     if not allow_empty:
         kinds["empty"] = st.just(np.empty((0, *shape[1:])))
+    if batched or any_shape:
+        del kinds["wrong_ndim"]
+    if any_shape:
+        for k in ("wrong_len", "wrong_width", "empty", "ragged"):
+            kinds.pop(k, None)
     if finite:
         for bad in (np.nan, np.inf, -np.inf):
             def poisoned(i, bad=bad):
@@ -151,3 +159,53 @@ def array_layouts(a: np.ndarray) -> st.SearchStrategy:
     return st.sampled_from([
         lambda x: x.tolist(), noncontiguous, read_only, np.asfortranarray, lambda x: x.copy(),
     ]).map(lambda f: f(a))
+
+
+# -- scenes from the package's seeded generators ----------------------------------------------
+
+def seeds() -> st.SearchStrategy[int]:
+    return st.integers(0, 2 ** 32 - 1)
+
+
+@st.composite
+def two_view_scenes(draw, n_min: int = 20, n_max: int = 50,
+                    kinds=("two_slit", "mixed", "pushbroom")):
+    """A noise-free calibrated rig of :func:`xslit.synthetic.random_two_view_scene`: the dict
+    of its ground truth (intrinsics, cameras, ``rvec, tvec`` of camera 2, ``X``, pixels)."""
+    from xslit.synthetic import random_two_view_scene
+
+    return random_two_view_scene(draw(seeds()), n=draw(st.integers(n_min, n_max)),
+                                 kind=draw(st.sampled_from(kinds)))
+
+
+@st.composite
+def projective_two_slit_scenes(draw, n_min: int = 3, n_max: int = 6, n_points: int = 8,
+                               motions=("general",)):
+    """A noise-free projective reconstruction of
+    :func:`xslit.synthetic.random_projective_two_slit_cameras` with its ground truth."""
+    from xslit.synthetic import random_projective_two_slit_cameras
+
+    return random_projective_two_slit_cameras(draw(st.integers(n_min, n_max)), draw(seeds()),
+                                              n_points=n_points,
+                                              motion=draw(st.sampled_from(motions)))
+
+
+def malformed_ints(minimum: int = 1) -> st.SearchStrategy:
+    """Values that must be refused where an integer ``>= minimum`` is expected."""
+    return st.sampled_from([None, True, "3", 2.5, np.nan, [3], minimum - 1, minimum - 7])
+
+
+def malformed_probabilities() -> st.SearchStrategy:
+    """Values that must be refused where a probability in (0, 1) is expected."""
+    return st.sampled_from([None, True, "0.5", np.nan, np.inf, -0.5, 1.5, [0.5], 1j])
+
+
+def malformed_generators() -> st.SearchStrategy:
+    """Values that must be refused where a ``numpy.random.Generator`` is expected."""
+    return st.sampled_from([None, 0, "rng", np.random.RandomState(0), [1, 2]])
+
+
+def malformed_intrinsics() -> st.SearchStrategy:
+    """Values that must be refused where TwoSlitIntrinsics or PushbroomIntrinsics are
+    expected."""
+    return st.sampled_from([None, "intrinsics", np.eye(3), {"fu": 800.0}, 1.0])
