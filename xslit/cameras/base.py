@@ -55,11 +55,13 @@ class Camera:
         """Separable form of the rays of the grid ``x`` (columns) by ``y`` (rows), or None.
 
         A camera whose rays on a pixel grid have the form described in :meth:`ray_grid`
-        returns its terms (see :meth:`ray_grid`): ``row_dir`` (R, 3) and ``col_dir`` (C, 3) or None, ``row_sign``
-        (R,) or None, ``col_sign`` (C,) or None, ``row_origin`` (R, 3) or None,
-        ``col_origin`` (C, 3) or None, and, when both origins are given, ``row_select`` (R,)
-        and ``col_select`` (C,) bool. None: no such form (or not a well-conditioned one for
-        this grid); the grid's rays are then those of :meth:`rays`.
+        returns its terms: ``row_dir`` (R, 3); ``col_dir`` (C, 3) or None (directions that
+        depend on the row only); ``row_sign`` (R,) and ``col_sign`` (C,), each or None (+1);
+        ``row_origin`` (R, 3) or None and ``col_origin`` (C, 3) or None; when both origins
+        are given, ``row_select`` (R,) and ``col_select`` (C,) bool: the origin is the
+        column's where both are true, else the row's. None: no such form (or not a
+        well-conditioned one for this grid); the grid's rays are then those of
+        :meth:`rays`.
         """
         return None
 

@@ -582,7 +582,8 @@ def renderImage(scene, camera, imageSize, supersample: int = 1, light_dir=DEFAUL
 
     # With supersampling, the colour comes from the k x k sub-pixel rays only.
     outputs = OUTPUTS if k == 1 else ("depth", "points", "mask")
-    result = _render(scene, rays_of(np.zeros(2), centre=True), h, w, outputs, light, ambient, bg, nthreads)
+    result = _render(scene, rays_of(np.zeros(2), centre=True), h, w, outputs, light, ambient,
+                     bg, nthreads)
     if k > 1:
         image = np.zeros((h, w, 3), np.float32)
         offsets = (np.arange(k) + 0.5) / k - 0.5
