@@ -372,6 +372,17 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     est = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
     if est.success and not linear_only:
         est = _second_polishes(problem, points1, points2, est, threshold, rng)
+        # The loop ranked its models by the linear tensor's loss, with two degrees of freedom
+        # more than a camera pair's tensor can use: another of its locally optimised models
+        # can polish to a lower loss on the variety.
+        loss = msac_loss(sampson_distance(est.F, points1, points2), threshold)
+        for _, elite_inliers in res.history.get("elite", []):
+            other = _polish(points1, points2, elite_inliers, threshold, rng, it, frame, normed)
+            if not other.success:
+                continue
+            other_loss = msac_loss(sampson_distance(other.F, points1, points2), threshold)
+            if other_loss < loss:
+                est, loss = other, other_loss
     if est.success and not linear_only and options.randomness_alpha is not None:
         # The loop tested the support of its linear model; the answer is the polished tensor,
         # whose mask can be smaller: its support must beat chance too.

@@ -52,6 +52,13 @@ __all__ = [
 #: Iterated least squares has converged when at most this fraction of the inliers changes.
 CONVERGED_CHANGE = 1e-3
 
+#: Locally optimised models the loop keeps besides its best (``history["elite"]`` of the
+#: result): at most ``ELITE_SIZE``, whose inlier sets overlap by at most ``ELITE_OVERLAP``
+#: (Jaccard). A problem whose final model differs from the loop's (a polish on a smaller
+#: manifold, as for the epipolar tensor) can rank them again.
+ELITE_SIZE = 4
+ELITE_OVERLAP = 0.9
+
 RANSAC = "ransac"
 MSAC = "msac"
 LMEDS = "lmeds"
@@ -234,6 +241,24 @@ class _Best:
     polished: bool = False
     #: How often a point fits it by chance at the loop's threshold (measured for PROSAC).
     chance: float | None = None
+    #: Locally optimised models with distinct inlier sets, ``(loss, model, inliers)``, best
+    #: first (:data:`ELITE_SIZE` at most; the best model is the first).
+    elite: list = field(default_factory=list)
+
+    def remember(self, loss, model, inliers) -> None:
+        """Keep a locally optimised model among the elite when its inliers differ from those
+        of every kept model by more than :data:`ELITE_OVERLAP` (Jaccard) or it is better
+        than the one it resembles."""
+        for i, (other_loss, _, other) in enumerate(self.elite):
+            union = np.count_nonzero(inliers | other)
+            if union and np.count_nonzero(inliers & other) > ELITE_OVERLAP * union:
+                if loss < other_loss:
+                    self.elite[i] = (loss, model, inliers)
+                    self.elite.sort(key=lambda e: e[0])
+                return
+        self.elite.append((loss, model, inliers))
+        self.elite.sort(key=lambda e: e[0])
+        del self.elite[ELITE_SIZE:]
 
 
 class _Candidate(NamedTuple):
@@ -344,6 +369,7 @@ def _maybe_optimise(problem, best: _Best, cand: _Candidate, opt: RobustOptions, 
     if lo and inliers.sum() > s:
         model, r, loss, polished = _local_optimization(problem, model, r, opt, rng, subset)
         inliers = r < thr
+        best.remember(loss, model, inliers)
     if loss >= best.loss:
         return False
     best.model, best.loss, best.inliers, best.polished = model, loss, inliers, polished
@@ -488,6 +514,8 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     model, inliers, thr_final, refitted = _final_refit(problem, best, opt)
     result = RobustResult(model, inliers, float(best.loss), iterations, True)
     result.history["threshold"] = thr_final
+    result.history["elite"] = [(m, inl) for _, m, inl in best.elite
+                               if not np.array_equal(inl, best.inliers)]
     if sampler.progressive:
         result.history["prosac_pool"] = sampler.pool
     if opt.randomness_alpha is not None and scorer.supports:
