@@ -51,11 +51,12 @@ def random_samples(rng, n):
 def minor_mismatch(u, params):
     """Largest entry of ``principal_minor_tensor(C) - f`` over the largest entry of ``f``, for
     unknowns ``u`` (8, ...) in charts ``params`` (3, 16, ...)."""
-    with np.errstate(invalid="ignore"):  # NaN for solutions that were not found
-        C = matrix_from_unknowns(u, params)
-        m = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
-        f = np.moveaxis(params[0] + u[0] * params[1] + u[1] * params[2], 0, -1)
-        return np.abs(m - f).max(axis=-1) / np.abs(f).max(axis=-1)
+    missing = ~np.all(np.isfinite(u), axis=0)  # solutions that were not found: NaN
+    u = np.where(missing, 0.0, u)
+    C = matrix_from_unknowns(u, params)
+    m = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
+    f = np.moveaxis(params[0] + u[0] * params[1] + u[1] * params[2], 0, -1)
+    return np.where(missing, np.nan, np.abs(m - f).max(axis=-1) / np.abs(f).max(axis=-1))
 
 
 def check_solutions(p1, p2, F_true):

@@ -35,8 +35,10 @@ system is changed by a random unitary :math:`2 \times 2` matrix on every call (t
 a random complex path that avoids the discriminant with probability one). The system depends
 on :math:`C` only through its principal minors, so the gauge-fixed transpose of a solution is
 a solution: 28 paths, one per transpose pair, are tracked (a fourth-order Runge-Kutta
-predictor, two Newton corrections, adaptive step; all paths of all instances at once) and the
-other 28 solutions are their partners. Instances whose paths fail (a path that diverges or
+predictor, two Newton corrections, adaptive step) and the other 28 solutions are their
+partners. With numba installed (the optional extra ``fast``) the paths are tracked one by one
+in compiled loops (compiled on the first call, cached on disk); without it, all paths of all
+instances advance together in numpy, with the same steps. Instances whose paths fail (a path that diverges or
 stalls, two paths meeting at one end) are tracked again from a fresh random chart.
 
 The chart entry :math:`f_{2222}` is the value of the tensor at the origin of the image
@@ -346,110 +348,202 @@ def _solve(J, rhs):
 #: compiled loops (``backend="auto"``), compiled on the first call and cached on disk.
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
-def _jacobian_tables():
-    """Sparsity tables of :func:`_nb_eval`: per equation, the entries of ``C`` in its subset
-    that depend on the chart coordinates (flat ``4 x + y`` and position in ``_DEP``), their
-    count, and which unknown entries of ``C`` it involves."""
-    dep_e = np.zeros((8, 7), dtype=np.int64)
-    dep_k = np.zeros((8, 7), dtype=np.int64)
-    dep_n = np.zeros(8, dtype=np.int64)
-    off_in = np.zeros((8, 6), dtype=np.bool_)
-    for r, S in enumerate(_EQ_SUBSETS):
-        for k, (x, y) in enumerate(_DEP):
-            if x in S and y in S:
-                dep_e[r, dep_n[r]], dep_k[r, dep_n[r]] = 4 * x + y, k
-                dep_n[r] += 1
-        off_in[r] = [x in S and y in S for x, y in _OFF]
-    return dep_e, dep_k, dep_n, off_in
+def _nb_eval(u, p, dp, H, J, Ht):
+    r"""The eight equations ``H`` (8,), their Jacobian ``J`` (8, 8) in ``u`` (8,) and their
+    derivative ``Ht`` (8,) along ``dp`` (3, 16), in the chart ``p`` (3, 16); the charts come
+    multiplied by ``_SIGN``. Only the structurally nonzero entries of ``J`` are written (the
+    caller zeroes it once).
 
-
-_JDEP_E, _JDEP_K, _JDEP_N, _OFF_IN = _jacobian_tables()
-_EQ2 = np.array([S for S in _EQ_SUBSETS if len(S) == 2])
-_EQ3 = np.array([S for S in _EQ_SUBSETS if len(S) == 3])
-
-
-def _nb_eval(u, p, dp, want_t, C, G, dC, D, H, J, Ht):
-    """The eight equations ``H`` (8,), their Jacobian ``J`` (8, 8) in ``u`` (8,) and (with
-    ``want_t``) their derivative ``Ht`` (8,) along ``dp`` (3, 16), in the chart ``p``
-    (3, 16); the charts come multiplied by ``_SIGN``. ``C`` (4, 4), ``G`` (8, 16) (the
-    gradients of the determinants in the entries of ``C``, written only inside each subset),
-    ``dC`` (3, 7) and ``D`` (4, 16) are work arrays."""
+    Straight-line code over the quantities of :func:`_minors` (kept in registers): ``mK`` the
+    signed chart entry :math:`\mu` of ``F.reshape(16)[K]`` and ``vK`` its derivative along
+    ``dp``; ``cXY`` the entries of ``C`` (``c0Y = 1`` for ``Y > 0``), ``aXY``, ``bXY``, ``tXY``
+    the derivatives of its diagonal and first column along ``a``, ``b`` and ``dp``; ``gR_XY``
+    the cofactor of ``C[X, Y]`` in equation ``R`` (2 x 2 and 3 x 3 cofactors in their cyclic
+    form, 4 x 4 ones from the 2 x 2 minors ``sK`` of rows 1, 2 and ``kK`` of rows 3, 4).
+    """
     a, b = u[0], u[1]
-    nd = 3 if want_t else 2
-    for k in range(16):
-        D[3, k] = p[0, k] + a * p[1, k] + b * p[2, k]  # mu
-        D[0, k] = p[1, k]
-        D[1, k] = p[2, k]
-        if want_t:
-            D[2, k] = dp[0, k] + a * dp[1, k] + b * dp[2, k]
-    C[0, 0] = D[3, _DIAG_FLAT[0]]
-    for q in range(1, 4):
-        C[0, q] = 1.0
-        C[q, q] = D[3, _DIAG_FLAT[q]]
-        C[q, 0] = C[0, 0] * C[q, q] - D[3, _COL_FLAT[q - 1]]
-    for k in range(6):
-        C[_OFF_R[k], _OFF_C[k]] = u[2 + k]
-    for d in range(nd):  # derivatives of the diagonal and the first column, in _DEP's order
-        dC[d, 0] = D[d, _DIAG_FLAT[0]]
-        for q in range(1, 4):
-            dC[d, q] = D[d, _DIAG_FLAT[q]]
-            dC[d, 3 + q] = dC[d, 0] * C[q, q] + C[0, 0] * dC[d, q] - D[d, _COL_FLAT[q - 1]]
-    for r in range(3):
-        i, j = _EQ2[r, 0], _EQ2[r, 1]
-        H[r] = C[i, i] * C[j, j] - C[i, j] * C[j, i]
-        G[r, 5 * i] = C[j, j]
-        G[r, 5 * j] = C[i, i]
-        G[r, 4 * i + j] = -C[j, i]
-        G[r, 4 * j + i] = -C[i, j]
-    for r in range(4):  # 3 x 3 cofactors, cyclic form
-        for m in range(3):
-            x, m1, m2 = _EQ3[r, m], _EQ3[r, (m + 1) % 3], _EQ3[r, (m + 2) % 3]
-            for n in range(3):
-                y, n1, n2 = _EQ3[r, n], _EQ3[r, (n + 1) % 3], _EQ3[r, (n + 2) % 3]
-                G[3 + r, 4 * x + y] = C[m1, n1] * C[m2, n2] - C[m1, n2] * C[m2, n1]
-        x, y, z = _EQ3[r, 0], _EQ3[r, 1], _EQ3[r, 2]
-        H[3 + r] = (C[x, x] * G[3 + r, 5 * x] + C[y, x] * G[3 + r, 4 * y + x]
-                    + C[z, x] * G[3 + r, 4 * z + x])
-    # 4 x 4 cofactors from the 2 x 2 minors of rows (0, 1) and (2, 3).
-    s0 = C[0, 0] * C[1, 1] - C[1, 0] * C[0, 1]
-    s1 = C[0, 0] * C[1, 2] - C[1, 0] * C[0, 2]
-    s2 = C[0, 0] * C[1, 3] - C[1, 0] * C[0, 3]
-    s3 = C[0, 1] * C[1, 2] - C[1, 1] * C[0, 2]
-    s4 = C[0, 1] * C[1, 3] - C[1, 1] * C[0, 3]
-    s5 = C[0, 2] * C[1, 3] - C[1, 2] * C[0, 3]
-    c5 = C[2, 2] * C[3, 3] - C[3, 2] * C[2, 3]
-    c4 = C[2, 1] * C[3, 3] - C[3, 1] * C[2, 3]
-    c3 = C[2, 1] * C[3, 2] - C[3, 1] * C[2, 2]
-    c2 = C[2, 0] * C[3, 3] - C[3, 0] * C[2, 3]
-    c1 = C[2, 0] * C[3, 2] - C[3, 0] * C[2, 2]
-    c0 = C[2, 0] * C[3, 1] - C[3, 0] * C[2, 1]
-    G[7, 0] = C[1, 1] * c5 - C[1, 2] * c4 + C[1, 3] * c3
-    G[7, 4] = -C[0, 1] * c5 + C[0, 2] * c4 - C[0, 3] * c3
-    G[7, 8] = C[3, 1] * s5 - C[3, 2] * s4 + C[3, 3] * s3
-    G[7, 12] = -C[2, 1] * s5 + C[2, 2] * s4 - C[2, 3] * s3
-    G[7, 5] = C[0, 0] * c5 - C[0, 2] * c2 + C[0, 3] * c1
-    G[7, 9] = -C[3, 0] * s5 + C[3, 2] * s2 - C[3, 3] * s1
-    G[7, 13] = C[2, 0] * s5 - C[2, 2] * s2 + C[2, 3] * s1
-    G[7, 6] = -C[0, 0] * c4 + C[0, 1] * c2 - C[0, 3] * c0
-    G[7, 10] = C[3, 0] * s4 - C[3, 1] * s2 + C[3, 3] * s0
-    G[7, 14] = -C[2, 0] * s4 + C[2, 1] * s2 - C[2, 3] * s0
-    G[7, 7] = C[0, 0] * c3 - C[0, 1] * c1 + C[0, 2] * c0
-    G[7, 11] = -C[3, 0] * s3 + C[3, 1] * s1 - C[3, 2] * s0
-    G[7, 15] = C[2, 0] * s3 - C[2, 1] * s1 + C[2, 2] * s0
-    H[7] = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0
-    for r in range(8):
-        e = _EQ_FLAT[r]
-        H[r] -= D[3, e]
-        for k in range(6):
-            J[r, 2 + k] = G[r, 4 * _OFF_R[k] + _OFF_C[k]] if _OFF_IN[r, k] else 0.0
-        for d in range(nd):
-            s = -D[d, e]
-            for q in range(_JDEP_N[r]):
-                s += G[r, _JDEP_E[r, q]] * dC[d, _JDEP_K[r, q]]
-            if d < 2:
-                J[r, d] = s
-            else:
-                Ht[r] = s
+    m0 = p[0, 0] + a * p[1, 0] + b * p[2, 0]
+    m1 = p[0, 1] + a * p[1, 1] + b * p[2, 1]
+    m2 = p[0, 2] + a * p[1, 2] + b * p[2, 2]
+    m3 = p[0, 3] + a * p[1, 3] + b * p[2, 3]
+    m4 = p[0, 4] + a * p[1, 4] + b * p[2, 4]
+    m5 = p[0, 5] + a * p[1, 5] + b * p[2, 5]
+    m6 = p[0, 6] + a * p[1, 6] + b * p[2, 6]
+    m7 = p[0, 7] + a * p[1, 7] + b * p[2, 7]
+    m8 = p[0, 8] + a * p[1, 8] + b * p[2, 8]
+    m9 = p[0, 9] + a * p[1, 9] + b * p[2, 9]
+    m10 = p[0, 10] + a * p[1, 10] + b * p[2, 10]
+    m11 = p[0, 11] + a * p[1, 11] + b * p[2, 11]
+    m12 = p[0, 12] + a * p[1, 12] + b * p[2, 12]
+    m13 = p[0, 13] + a * p[1, 13] + b * p[2, 13]
+    m14 = p[0, 14] + a * p[1, 14] + b * p[2, 14]
+    v0 = dp[0, 0] + a * dp[1, 0] + b * dp[2, 0]
+    v1 = dp[0, 1] + a * dp[1, 1] + b * dp[2, 1]
+    v2 = dp[0, 2] + a * dp[1, 2] + b * dp[2, 2]
+    v3 = dp[0, 3] + a * dp[1, 3] + b * dp[2, 3]
+    v4 = dp[0, 4] + a * dp[1, 4] + b * dp[2, 4]
+    v5 = dp[0, 5] + a * dp[1, 5] + b * dp[2, 5]
+    v6 = dp[0, 6] + a * dp[1, 6] + b * dp[2, 6]
+    v7 = dp[0, 7] + a * dp[1, 7] + b * dp[2, 7]
+    v8 = dp[0, 8] + a * dp[1, 8] + b * dp[2, 8]
+    v9 = dp[0, 9] + a * dp[1, 9] + b * dp[2, 9]
+    v10 = dp[0, 10] + a * dp[1, 10] + b * dp[2, 10]
+    v11 = dp[0, 11] + a * dp[1, 11] + b * dp[2, 11]
+    v12 = dp[0, 12] + a * dp[1, 12] + b * dp[2, 12]
+    v13 = dp[0, 13] + a * dp[1, 13] + b * dp[2, 13]
+    v14 = dp[0, 14] + a * dp[1, 14] + b * dp[2, 14]
+    c00 = m7
+    c11 = m11
+    c22 = m13
+    c33 = m14
+    c10 = c00 * c11 - m3
+    c20 = c00 * c22 - m5
+    c30 = c00 * c33 - m6
+    c12, c21, c13, c31, c23, c32 = u[2], u[3], u[4], u[5], u[6], u[7]
+    a00 = p[1, 7]
+    a11 = p[1, 11]
+    a22 = p[1, 13]
+    a33 = p[1, 14]
+    a10 = a00 * c11 + c00 * a11 - p[1, 3]
+    a20 = a00 * c22 + c00 * a22 - p[1, 5]
+    a30 = a00 * c33 + c00 * a33 - p[1, 6]
+    b00 = p[2, 7]
+    b11 = p[2, 11]
+    b22 = p[2, 13]
+    b33 = p[2, 14]
+    b10 = b00 * c11 + c00 * b11 - p[2, 3]
+    b20 = b00 * c22 + c00 * b22 - p[2, 5]
+    b30 = b00 * c33 + c00 * b33 - p[2, 6]
+    t00 = v7
+    t11 = v11
+    t22 = v13
+    t33 = v14
+    t10 = t00 * c11 + c00 * t11 - v3
+    t20 = t00 * c22 + c00 * t22 - v5
+    t30 = t00 * c33 + c00 * t33 - v6
+    g0_11 = c22
+    g0_22 = c11
+    g0_12 = -c21
+    g0_21 = -c12
+    H[0] = c11 * c22 - c12 * c21 - m9
+    g1_11 = c33
+    g1_33 = c11
+    g1_13 = -c31
+    g1_31 = -c13
+    H[1] = c11 * c33 - c13 * c31 - m10
+    g2_22 = c33
+    g2_33 = c22
+    g2_23 = -c32
+    g2_32 = -c23
+    H[2] = c22 * c33 - c23 * c32 - m12
+    g3_00 = c11 * c22 - c12 * c21
+    g3_10 = c21 - c22
+    g3_11 = c22 * c00 - c20
+    g3_12 = c20 - c21 * c00
+    g3_20 = c12 - c11
+    g3_21 = c10 - c00 * c12
+    g3_22 = c00 * c11 - c10
+    H[3] = c00 * g3_00 + c10 * g3_10 + c20 * g3_20 - m1
+    g4_00 = c11 * c33 - c13 * c31
+    g4_10 = c31 - c33
+    g4_11 = c33 * c00 - c30
+    g4_13 = c30 - c31 * c00
+    g4_30 = c13 - c11
+    g4_31 = c10 - c00 * c13
+    g4_33 = c00 * c11 - c10
+    H[4] = c00 * g4_00 + c10 * g4_10 + c30 * g4_30 - m2
+    g5_00 = c22 * c33 - c23 * c32
+    g5_20 = c32 - c33
+    g5_22 = c33 * c00 - c30
+    g5_23 = c30 - c32 * c00
+    g5_30 = c23 - c22
+    g5_32 = c20 - c00 * c23
+    g5_33 = c00 * c22 - c20
+    H[5] = c00 * g5_00 + c20 * g5_20 + c30 * g5_30 - m4
+    g6_11 = c22 * c33 - c23 * c32
+    g6_12 = c23 * c31 - c21 * c33
+    g6_13 = c21 * c32 - c22 * c31
+    g6_21 = c32 * c13 - c33 * c12
+    g6_22 = c33 * c11 - c31 * c13
+    g6_23 = c31 * c12 - c32 * c11
+    g6_31 = c12 * c23 - c13 * c22
+    g6_32 = c13 * c21 - c11 * c23
+    g6_33 = c11 * c22 - c12 * c21
+    H[6] = c11 * g6_11 + c21 * g6_21 + c31 * g6_31 - m8
+    s0 = c00 * c11 - c10
+    s1 = c00 * c12 - c10
+    s2 = c00 * c13 - c10
+    s3 = c12 - c11
+    s4 = c13 - c11
+    s5 = c13 - c12
+    k5 = c22 * c33 - c23 * c32
+    k4 = c21 * c33 - c23 * c31
+    k3 = c21 * c32 - c22 * c31
+    k2 = c20 * c33 - c23 * c30
+    k1 = c20 * c32 - c22 * c30
+    k0 = c20 * c31 - c21 * c30
+    g7_00 = c11 * k5 - c12 * k4 + c13 * k3
+    g7_11 = c00 * k5 - k2 + k1
+    g7_22 = c30 * s4 - c31 * s2 + c33 * s0
+    g7_33 = c20 * s3 - c21 * s1 + c22 * s0
+    g7_10 = -k5 + k4 - k3
+    g7_20 = c31 * s5 - c32 * s4 + c33 * s3
+    g7_30 = -c21 * s5 + c22 * s4 - c23 * s3
+    g7_12 = -c00 * k4 + k2 - k0
+    g7_21 = -c30 * s5 + c32 * s2 - c33 * s1
+    g7_13 = c00 * k3 - k1 + k0
+    g7_31 = c20 * s5 - c22 * s2 + c23 * s1
+    g7_23 = -c30 * s3 + c31 * s1 - c32 * s0
+    g7_32 = -c20 * s4 + c21 * s2 - c23 * s0
+    H[7] = s0 * k5 - s1 * k4 + s2 * k3 + s3 * k2 - s4 * k1 + s5 * k0 - m0
+    J[0, 2] = g0_12
+    J[0, 3] = g0_21
+    J[0, 0] = g0_11 * a11 + g0_22 * a22 - p[1, 9]
+    J[0, 1] = g0_11 * b11 + g0_22 * b22 - p[2, 9]
+    Ht[0] = g0_11 * t11 + g0_22 * t22 - v9
+    J[1, 4] = g1_13
+    J[1, 5] = g1_31
+    J[1, 0] = g1_11 * a11 + g1_33 * a33 - p[1, 10]
+    J[1, 1] = g1_11 * b11 + g1_33 * b33 - p[2, 10]
+    Ht[1] = g1_11 * t11 + g1_33 * t33 - v10
+    J[2, 6] = g2_23
+    J[2, 7] = g2_32
+    J[2, 0] = g2_22 * a22 + g2_33 * a33 - p[1, 12]
+    J[2, 1] = g2_22 * b22 + g2_33 * b33 - p[2, 12]
+    Ht[2] = g2_22 * t22 + g2_33 * t33 - v12
+    J[3, 2] = g3_12
+    J[3, 3] = g3_21
+    J[3, 0] = g3_00 * a00 + g3_11 * a11 + g3_22 * a22 + g3_10 * a10 + g3_20 * a20 - p[1, 1]
+    J[3, 1] = g3_00 * b00 + g3_11 * b11 + g3_22 * b22 + g3_10 * b10 + g3_20 * b20 - p[2, 1]
+    Ht[3] = g3_00 * t00 + g3_11 * t11 + g3_22 * t22 + g3_10 * t10 + g3_20 * t20 - v1
+    J[4, 4] = g4_13
+    J[4, 5] = g4_31
+    J[4, 0] = g4_00 * a00 + g4_11 * a11 + g4_33 * a33 + g4_10 * a10 + g4_30 * a30 - p[1, 2]
+    J[4, 1] = g4_00 * b00 + g4_11 * b11 + g4_33 * b33 + g4_10 * b10 + g4_30 * b30 - p[2, 2]
+    Ht[4] = g4_00 * t00 + g4_11 * t11 + g4_33 * t33 + g4_10 * t10 + g4_30 * t30 - v2
+    J[5, 6] = g5_23
+    J[5, 7] = g5_32
+    J[5, 0] = g5_00 * a00 + g5_22 * a22 + g5_33 * a33 + g5_20 * a20 + g5_30 * a30 - p[1, 4]
+    J[5, 1] = g5_00 * b00 + g5_22 * b22 + g5_33 * b33 + g5_20 * b20 + g5_30 * b30 - p[2, 4]
+    Ht[5] = g5_00 * t00 + g5_22 * t22 + g5_33 * t33 + g5_20 * t20 + g5_30 * t30 - v4
+    J[6, 2] = g6_12
+    J[6, 3] = g6_21
+    J[6, 4] = g6_13
+    J[6, 5] = g6_31
+    J[6, 6] = g6_23
+    J[6, 7] = g6_32
+    J[6, 0] = g6_11 * a11 + g6_22 * a22 + g6_33 * a33 - p[1, 8]
+    J[6, 1] = g6_11 * b11 + g6_22 * b22 + g6_33 * b33 - p[2, 8]
+    Ht[6] = g6_11 * t11 + g6_22 * t22 + g6_33 * t33 - v8
+    J[7, 2] = g7_12
+    J[7, 3] = g7_21
+    J[7, 4] = g7_13
+    J[7, 5] = g7_31
+    J[7, 6] = g7_23
+    J[7, 7] = g7_32
+    J[7, 0] = g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33 + g7_10 * a10 + g7_20 * a20 + g7_30 * a30 - p[1, 0]
+    J[7, 1] = g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33 + g7_10 * b10 + g7_20 * b20 + g7_30 * b30 - p[2, 0]
+    Ht[7] = g7_00 * t00 + g7_11 * t11 + g7_22 * t22 + g7_33 * t33 + g7_10 * t10 + g7_20 * t20 + g7_30 * t30 - v0
 
 
 def _nb_lu(J, B, nrhs, A, X):
@@ -497,18 +591,21 @@ def _nb_cabs(z):
     return abs(z.real) + abs(z.imag)
 
 
+def _nb_inv(z):
+    """``1 / z`` without the scaling of complex division (the callers bound ``|z|`` away from
+    zero relative to the entries it comes from)."""
+    return z.conjugate() / (z.real * z.real + z.imag * z.imag)
+
+
 def _nb_solve(J, B, nrhs, A, X):
-    """``X[:, :nrhs] = J^{-1} B[:, :nrhs]`` for the Jacobian ``J`` (8, 8) of
+    """``X[:, :nrhs] = J^{-1} B[:, :nrhs]`` (``nrhs`` 1 or 2) for the Jacobian ``J`` (8, 8) of
     :func:`_nb_eval`: the block elimination of :func:`_solve` (three 2 x 2 pivot blocks and
     a 2 x 2 Schur complement), Gaussian elimination with pivoting (:func:`_nb_lu`) when a
-    pivot block is nearly singular. ``A`` (8, 8) is a work array."""
-    # A[2k:2k+2, 0:2] = B_k^{-1} A_k, A[2k:2k+2, 2:2+nrhs] = B_k^{-1} r_k for the pairs k;
-    # A[6:8, 0:2] the Schur complement, A[6:8, 2:2+nrhs] its right-hand side.
-    for i in range(2):
-        for j in range(2):
-            A[6 + i, j] = J[6 + i, j]
-        for c in range(nrhs):
-            A[6 + i, 2 + c] = B[6 + i, c]
+    pivot block is nearly singular. ``A`` (8, 8) is a work array: rows ``2k, 2k + 1`` hold
+    :math:`B_k^{-1} A_k` (columns 0, 1) and :math:`B_k^{-1} r_k` (columns 2, 3)."""
+    s00, s01, s10, s11 = J[6, 0], J[6, 1], J[7, 0], J[7, 1]  # the Schur complement
+    q00, q10 = B[6, 0], B[7, 0]  # its right-hand sides
+    q01, q11 = (B[6, 1], B[7, 1]) if nrhs == 2 else (0j, 0j)
     for k in range(3):
         r0, r1, c0, c1 = k, k + 3, 2 + 2 * k, 3 + 2 * k
         b00, b01, b10, b11 = J[r0, c0], J[r0, c1], J[r1, c0], J[r1, c1]
@@ -517,37 +614,49 @@ def _nb_solve(J, B, nrhs, A, X):
         if not _nb_cabs(det) > _PIVOT_TOL * size * size:
             _nb_lu(J, B, nrhs, A, X)
             return
-        inv = 1.0 / det
-        for j in range(2 + nrhs):
-            v0 = J[r0, j] if j < 2 else B[r0, j - 2]
-            v1 = J[r1, j] if j < 2 else B[r1, j - 2]
-            A[2 * k, j] = (b11 * v0 - b01 * v1) * inv
-            A[2 * k + 1, j] = (b00 * v1 - b10 * v0) * inv
-        for i in range(2):
-            w0, w1 = J[6 + i, c0], J[6 + i, c1]
-            for j in range(2 + nrhs):
-                A[6 + i, j] -= w0 * A[2 * k, j] + w1 * A[2 * k + 1, j]
-    s00, s01, s10, s11 = A[6, 0], A[6, 1], A[7, 0], A[7, 1]
+        inv = _nb_inv(det)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv  # B_k^{-1}
+        m00 = e00 * J[r0, 0] + e01 * J[r1, 0]
+        m01 = e00 * J[r0, 1] + e01 * J[r1, 1]
+        m10 = e10 * J[r0, 0] + e11 * J[r1, 0]
+        m11 = e10 * J[r0, 1] + e11 * J[r1, 1]
+        z00 = e00 * B[r0, 0] + e01 * B[r1, 0]
+        z10 = e10 * B[r0, 0] + e11 * B[r1, 0]
+        A[2 * k, 0], A[2 * k, 1], A[2 * k + 1, 0], A[2 * k + 1, 1] = m00, m01, m10, m11
+        A[2 * k, 2], A[2 * k + 1, 2] = z00, z10
+        w00, w01, w10, w11 = J[6, c0], J[6, c1], J[7, c0], J[7, c1]
+        s00 -= w00 * m00 + w01 * m10
+        s01 -= w00 * m01 + w01 * m11
+        s10 -= w10 * m00 + w11 * m10
+        s11 -= w10 * m01 + w11 * m11
+        q00 -= w00 * z00 + w01 * z10
+        q10 -= w10 * z00 + w11 * z10
+        if nrhs == 2:
+            z01 = e00 * B[r0, 1] + e01 * B[r1, 1]
+            z11 = e10 * B[r0, 1] + e11 * B[r1, 1]
+            A[2 * k, 3], A[2 * k + 1, 3] = z01, z11
+            q01 -= w00 * z01 + w01 * z11
+            q11 -= w10 * z01 + w11 * z11
     det = s00 * s11 - s01 * s10
     size = max(max(_nb_cabs(s00), _nb_cabs(s01)), max(_nb_cabs(s10), _nb_cabs(s11)))
     if not _nb_cabs(det) > _PIVOT_TOL * size * size:
         _nb_lu(J, B, nrhs, A, X)
         return
-    inv = 1.0 / det
+    inv = _nb_inv(det)
+    finite = True
     for c in range(nrhs):
-        v0, v1 = A[6, 2 + c], A[7, 2 + c]
+        v0, v1 = (q00, q10) if c == 0 else (q01, q11)
         xa = (s11 * v0 - s01 * v1) * inv
         xb = (s00 * v1 - s10 * v0) * inv
         X[0, c], X[1, c] = xa, xb
-        for k in range(3):
-            for i in range(2):
-                X[2 + 2 * k + i, c] = (A[2 * k + i, 2 + c] - A[2 * k + i, 0] * xa
-                                       - A[2 * k + i, 1] * xb)
-    for c in range(nrhs):
-        for i in range(8):
-            if not np.isfinite(X[i, c].real) or not np.isfinite(X[i, c].imag):
-                _nb_lu(J, B, nrhs, A, X)
-                return
+        for i in range(6):
+            x = A[i, 2 + c] - A[i, 0] * xa - A[i, 1] * xb
+            X[2 + i, c] = x
+            finite &= np.isfinite(x.real) and np.isfinite(x.imag)
+        finite &= np.isfinite(xa.real) and np.isfinite(xa.imag)
+        finite &= np.isfinite(xb.real) and np.isfinite(xb.imag)
+    if not finite:
+        _nb_lu(J, B, nrhs, A, X)
 
 
 def _nb_norm(v):
@@ -559,10 +668,8 @@ def _nb_norm(v):
 
 
 def _nb_work():
-    """Work arrays of :func:`_nb_eval` and :func:`_nb_solve`."""
-    return (np.empty((4, 4), np.complex128), np.empty((8, 16), np.complex128),
-            np.empty((3, 7), np.complex128), np.empty((4, 16), np.complex128),
-            np.empty(8, np.complex128), np.empty((8, 8), np.complex128),
+    """Work arrays of :func:`_nb_eval` and :func:`_nb_solve` (the Jacobian zeroed)."""
+    return (np.empty(8, np.complex128), np.zeros((8, 8), np.complex128),
             np.empty(8, np.complex128), np.empty((8, 8), np.complex128),
             np.empty((8, 2), np.complex128), np.empty((8, 2), np.complex128))
 
@@ -571,7 +678,7 @@ def _nb_newton(u, p, owner, steps):
     """``steps`` Newton steps on the eight equations for every row of ``u`` (P, 8), in the
     charts ``p[owner]`` (M, 3, 16): the new ``u`` and the last correction relative to
     ``1 + |u|`` (P,)."""
-    C, G, dC, D, H, J, Ht, A, B, X = _nb_work()
+    H, J, Ht, A, B, X = _nb_work()
     out = u.copy()
     err = np.full(u.shape[0], np.inf)
     pi = np.empty((3, 16), np.complex128)
@@ -581,7 +688,7 @@ def _nb_newton(u, p, owner, steps):
             for c in range(16):
                 pi[r, c] = _SIGN[c] * p[owner[i], r, c]
         for _ in range(steps):
-            _nb_eval(v, pi, pi, False, C, G, dC, D, H, J, Ht)
+            _nb_eval(v, pi, pi, H, J, Ht)
             B[:, 0] = H
             _nb_solve(J, B, 1, A, X)
             v -= X[:, 0]
@@ -594,7 +701,7 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
     """:func:`track_paths` (fourth-order Runge-Kutta predictor) path by path: ``u0`` (P, 8),
     charts ``p0[owner]`` and ``p1[owner]`` (M, 3, 16). Returns the end points (P, 8), whether
     each path succeeded (P,) and the evaluations of the equations per path (P,)."""
-    C, G, dC, D, H, J, Ht, A, B, X = _nb_work()
+    H, J, Ht, A, B, X = _nb_work()
     n = u0.shape[0]
     out = np.full((n, 8), np.nan + 0j)
     ok = np.zeros(n, np.bool_)
@@ -617,7 +724,7 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
                 dp[r, c] = sp1[r, c] - sp0[r, c]
         u[:] = u0[i]
         evals[i] = 1
-        _nb_eval(u, sp0, dp, True, C, G, dC, D, H, J, Ht)
+        _nb_eval(u, sp0, dp, H, J, Ht)
         B[:, 0] = Ht
         _nb_solve(J, B, 1, A, X)
         for c in range(8):
@@ -634,7 +741,7 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
                 for r in range(3):
                     for c in range(16):
                         pp[r, c] = sp0[r, c] + ts * dp[r, c]
-                _nb_eval(un, pp, dp, True, C, G, dC, D, H, J, Ht)
+                _nb_eval(un, pp, dp, H, J, Ht)
                 B[:, 0] = Ht
                 _nb_solve(J, B, 1, A, X)
                 for c in range(8):
@@ -646,14 +753,14 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
             for r in range(3):
                 for c in range(16):
                     pp[r, c] = sp0[r, c] + tn * dp[r, c]
-            _nb_eval(un, pp, dp, False, C, G, dC, D, H, J, Ht)
+            _nb_eval(un, pp, dp, H, J, Ht)
             B[:, 0] = H
             _nb_solve(J, B, 1, A, X)
             for c in range(8):
                 d1[c] = X[c, 0]
                 un[c] -= d1[c]
             # The second correction also gives the velocity of the next step.
-            _nb_eval(un, pp, dp, True, C, G, dC, D, H, J, Ht)
+            _nb_eval(un, pp, dp, H, J, Ht)
             B[:, 0] = H
             B[:, 1] = Ht
             _nb_solve(J, B, 2, A, X)
@@ -689,7 +796,7 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
         for it in range(final_newton + slow_newton):
             if it >= final_newton and err < 1e-8:
                 break
-            _nb_eval(u, sp1, dp, False, C, G, dC, D, H, J, Ht)
+            _nb_eval(u, sp1, dp, H, J, Ht)
             B[:, 0] = H
             _nb_solve(J, B, 1, A, X)
             for c in range(8):
@@ -702,7 +809,7 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
     return out, ok, evals
 
 
-_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_solve", "_nb_norm", "_nb_work",
+_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_norm", "_nb_work",
                  "_nb_newton", "_nb_track")
 
 
