@@ -4,8 +4,9 @@ Both are minimal solvers of a two-view problem of non-central cameras with many 
 solutions (56 matrices C here, 64 poses for PoseLib's gen_relpose_6pt, a compiled elimination
 template). xslit's solver runs on a batch of samples (as a robust estimator would call it) and
 on single samples; PoseLib is called once per sample. The runs are interleaved (xslit batch,
-xslit single, PoseLib, repeated --runs times) and each figure is the best run; the ratios of
-the median times per sample are printed.
+xslit single, PoseLib, repeated --runs times); the summary gives the range over the runs of
+the wall-clock times (medians per sample for single calls) and of the CPU times of the process
+(which a busy machine inflates less), and the ratios of the best times to PoseLib's.
 
 With --robust, also the cost of a robust estimation with 13-point minimal samples against
 15-point linear samples (xslit.epipolar.solve_linear_batch) at 40% and 50% outliers:
@@ -104,27 +105,32 @@ def generalized_instances(rng, n):
 
 
 def time_xslit(p1, p2, seed, backend):
-    t0 = time.perf_counter()
+    """Wall-clock and CPU time per sample of one batched call, and its solutions."""
+    t0, c0 = time.perf_counter(), time.process_time()
     sol = solve_minimal(p1, p2, rng=seed, backend=backend)
-    return (time.perf_counter() - t0) / len(p1), sol
+    return ((time.perf_counter() - t0) / len(p1), (time.process_time() - c0) / len(p1)), sol
 
 
 def time_xslit_single(p1, p2, seed, backend):
+    """Median wall-clock time per single-sample call, and the mean CPU time."""
     times = []
+    c0 = time.process_time()
     for a, b in zip(p1, p2, strict=True):
         t0 = time.perf_counter()
         solve_minimal(a, b, rng=seed, backend=backend)
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), (time.process_time() - c0) / len(p1)
 
 
 def time_poselib(poselib, instances):
+    """Median wall-clock time per call, and the mean CPU time."""
     times = []
+    c0 = time.process_time()
     for inst in instances:
         t0 = time.perf_counter()
         poselib.gen_relpose_6pt(*inst)
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), (time.process_time() - c0) / len(instances)
 
 
 def hypotheses_round(rng, n_samples, n_points, backend, runs):
@@ -210,30 +216,39 @@ def main(argv=None) -> int:
     instances = generalized_instances(rng, max(args.batch, 100))
     for backend in backends:  # load the start system, compile (or load) the kernel
         solve_minimal(p1[:2], p2[:2], rng=0, backend=backend)
-    best = {b: [math.inf, math.inf] for b in backends}
+    # Per backend: wall-clock and CPU times of the batch and of single samples, per run.
+    times = {b: [] for b in backends}
+    pose = []
     real = {}
-    best_pose = math.inf
     for run in range(args.runs):
         line = f"run {run + 1}:"
         for backend in backends:
             tb, sol = time_xslit(p1, p2, run, backend)
             ts = (time_xslit_single(p1[:args.single], p2[:args.single], run, backend)
-                  if args.single else math.nan)
-            best[backend] = [min(best[backend][0], tb), min(best[backend][1], ts)]
+                  if args.single else (math.nan, math.nan))
+            times[backend].append(tb + ts)
             complete = np.mean(sol.n_found == 56)
             real[backend] = len(sol.tensors) / args.batch
-            line += (f" {backend} batch of {args.batch} {tb * 1e3:.2f} ms per sample (all 56 "
-                     f"solutions in {complete:.1%}), single {ts * 1e3:.2f} ms;")
-        tp = time_poselib(poselib, instances)
-        best_pose = min(best_pose, tp)
-        print(f"{line} PoseLib gen_relpose_6pt {tp * 1e6:.1f} us", flush=True)
+            line += (f" {backend} batch of {args.batch} {tb[0] * 1e3:.2f} ms per sample (CPU "
+                     f"{tb[1] * 1e3:.2f}; all 56 solutions in {complete:.1%}), single "
+                     f"{ts[0] * 1e3:.2f} ms (CPU {ts[1] * 1e3:.2f});")
+        pose.append(time_poselib(poselib, instances))
+        print(f"{line} PoseLib gen_relpose_6pt {pose[-1][0] * 1e6:.1f} us (CPU "
+              f"{pose[-1][1] * 1e6:.1f})", flush=True)
     print()
-    for backend, (tb, ts) in best.items():
-        print(f"best {backend}: xslit {tb * 1e3:.2f} ms per sample in a batch of {args.batch}, "
-              f"{ts * 1e3:.2f} ms alone; PoseLib {best_pose * 1e6:.1f} us; ratios "
-              f"{tb / best_pose:.0f} (batch) and {ts / best_pose:.0f} (single)")
+    tp = min(p[0] for p in pose)
+    for backend, rows in times.items():
+        t = np.array(rows) * 1e3  # (runs, 4): batch wall, batch CPU, single wall, single CPU
+        lo, hi = t.min(axis=0), t.max(axis=0)
+        print(f"{backend}: batch of {args.batch} {lo[0]:.2f}-{hi[0]:.2f} ms per sample (CPU "
+              f"{lo[1]:.2f}-{hi[1]:.2f}), single {lo[2]:.2f}-{hi[2]:.2f} ms (CPU "
+              f"{lo[3]:.2f}-{hi[3]:.2f}); best / PoseLib: {lo[0] / tp / 1e3:.1f} (batch), "
+              f"{lo[2] / tp / 1e3:.1f} (single)")
+    print(f"PoseLib gen_relpose_6pt: {tp * 1e6:.1f}-{max(p[0] for p in pose) * 1e6:.1f} us "
+          f"(CPU {min(p[1] for p in pose) * 1e6:.1f}-{max(p[1] for p in pose) * 1e6:.1f})")
     if args.robust:
-        robust_comparison(rng, best[backends[0]][0], real[backends[0]], args.points)
+        best = min(r[0] for r in times[backends[0]])
+        robust_comparison(rng, best, real[backends[0]], args.points)
         th, real = hypotheses_round(rng, args.batch, args.points, backends[0], args.runs)
         print(f"  one round of {args.batch} hypotheses (minimal_hypotheses, {args.points} "
               f"correspondences, 50% outliers): {th * 1e3:.2f} ms per sample, {real:.1f} real "
