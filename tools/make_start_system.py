@@ -8,7 +8,11 @@ partner, joins the set. The search stops when the set has not grown for --stable
 reaching at least 56 solutions (28 tensors times two matrices C), and the file is written only
 when exactly 56 distinct solutions with small residuals were found.
 
-Usage: python tools/make_start_system.py [--seed 0] [--stable 5]
+The paths are tracked by the compiled kernel when numba is installed and by numpy otherwise
+(--backend forces one); both take the same steps, so the file they write holds the same
+solutions to rounding.
+
+Usage: python tools/make_start_system.py [--seed 0] [--stable 5] [--backend auto]
                                           [--output xslit/epipolar/data/start_system_13pt.npz]
 """
 
@@ -74,7 +78,8 @@ def add_new(known, new, rtol=1e-6) -> np.ndarray:
     return known
 
 
-def monodromy(rng, stable: int, max_loops: int = 200, verbose: bool = True):
+def monodromy(rng, stable: int, max_loops: int = 200, verbose: bool = True,
+              backend: str = "auto"):
     params, known = seeded_instance(rng)
     known = add_new(known[:, :0], with_partners(known, params))
     quiet = 0
@@ -84,7 +89,7 @@ def monodromy(rng, stable: int, max_loops: int = 200, verbose: bool = True):
         for a, b in ((params, q1), (q1, q2), (q2, params)):
             k = u.shape[1]
             u, ok = track_paths(u, np.repeat(a[..., None], k, -1), np.repeat(b[..., None], k, -1),
-                                predictor="rk4")
+                                predictor="rk4", backend=backend)
             u = u[:, ok]
         before = known.shape[1]
         known = add_new(known, with_partners(u, params))
@@ -119,9 +124,11 @@ def main(argv=None) -> int:
                     help="loops without a new solution before stopping (default 5)")
     ap.add_argument("--output", type=pathlib.Path, default=DEFAULT_OUTPUT,
                     help="where to write the .npz (default: the package's data folder)")
+    ap.add_argument("--backend", choices=("auto", "numba", "numpy"), default="auto",
+                    help="path tracking: compiled (numba) or numpy (default: numba if installed)")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    params, known = monodromy(rng, args.stable)
+    params, known = monodromy(rng, args.stable, backend=args.backend)
     if known.shape[1] != N_SOLUTIONS:
         print(f"found {known.shape[1]} solutions, expected {N_SOLUTIONS}; nothing written",
               file=sys.stderr)
