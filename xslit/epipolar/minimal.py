@@ -977,8 +977,9 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     of it (or to rounding level) and :math:`|u|` stays below ``max_norm``; the next step is
     :math:`h \cdot 0.5\, (\text{first\_tol} / e_1)^{1/5}`, within [0.5 h, 2.5 h] after an
     acceptance and [0.1 h, 0.5 h] after a rejection. The second correction's Jacobian also gives
-    the velocity :math:`\dot u` that starts the next step. All paths advance together, each
-    with its own :math:`t` and :math:`h`; a path fails when its step falls below ``min_step``,
+    the velocity :math:`\dot u` that starts the next step. Each path has its own :math:`t`
+    and :math:`h` (numpy advances all paths together, the compiled kernel one path after the
+    other, with the same steps); a path fails when its step falls below ``min_step``,
     it diverges, or it has not arrived after ``max_steps`` iterations.
 
     Near a cluster of close solutions (a nearly double root, which noise-free data sometimes
