@@ -177,6 +177,16 @@ def robust_comparison(rng, minimal_time, real_per_sample, n_points):
             it = math.ceil(math.log(0.01) / math.log(1.0 - w ** s))
             line += f"  {s}-point {it:,} iterations, {it * cost:.2f} s;"
         print(line)
+    # Outlier ratio above which 13-point samples cost less in total than 15-point ones.
+    cost15 = linear_time + score_time
+    for label, solver in (("measured", minimal_time), ("1 ms", 1e-3)):
+        cost13 = solver + real_per_sample * score_time
+        w = np.linspace(0.01, 0.99, 9801)
+        ratio = np.log1p(-(w ** 15)) / np.log1p(-(w ** 13))  # iterations 13 / iterations 15
+        pays = 1.0 - w[ratio * cost13 < cost15]
+        print(f"  13-point samples pay above {pays.min():.0%} outliers with the {label} solver "
+              f"({cost13 / cost15:.0f} times the cost of a 15-point iteration)" if pays.size
+              else f"  13-point samples never pay with the {label} solver")
 
 
 def main(argv=None) -> int:
