@@ -659,6 +659,28 @@ def _nb_solve(J, B, nrhs, A, X):
         _nb_lu(J, B, nrhs, A, X)
 
 
+def _nb_rk4(u, vel, t, ha, sp0, dp, pp, k, un, H, J, Ht, A, B, X):
+    """The fourth-order Runge-Kutta prediction ``un`` from ``u`` at ``t`` with velocity ``vel``
+    over the step ``ha`` (three evaluations: ``k2, k3, k4`` at ``t + ha/2, t + ha/2, t + ha``);
+    ``pp`` (3, 16) and ``k`` (4, 8) are work arrays."""
+    k[0] = vel
+    for s in range(1, 4):
+        frac = 1.0 if s == 3 else 0.5
+        ts = t + frac * ha
+        for c in range(8):
+            un[c] = u[c] + frac * ha * k[s - 1, c]
+        for r in range(3):
+            for c in range(16):
+                pp[r, c] = sp0[r, c] + ts * dp[r, c]
+        _nb_eval(un, pp, dp, H, J, Ht)
+        B[:, 0] = Ht
+        _nb_solve(J, B, 1, A, X)
+        for c in range(8):
+            k[s, c] = -X[c, 0]
+    for c in range(8):
+        un[c] = u[c] + (ha / 6.0) * (k[0, c] + 2.0 * k[1, c] + 2.0 * k[2, c] + k[3, c])
+
+
 def _nb_norm(v):
     """Euclidean norm of a complex vector."""
     s = 0.0
@@ -696,11 +718,35 @@ def _nb_newton(u, p, owner, steps):
     return out, err
 
 
-def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newton,
+def _nb_hermite(ts, us, vs, m, tq, out, z, tab, coef):
+    """:func:`_extrapolate` for one path: the value at ``tq`` of the Hermite polynomial through
+    the last ``m`` of the points ``us`` (3, 8) with derivatives ``vs`` (3, 8) at ``ts`` (3,),
+    oldest first; ``z``, ``tab``, ``coef`` (6,) are work arrays."""
+    n = 2 * m
+    for c in range(8):
+        for i in range(n):
+            z[i] = ts[3 - m + i // 2]
+            tab[i] = us[3 - m + i // 2, c]
+        coef[0] = tab[0]
+        for level in range(1, n):
+            for i in range(n - level):
+                if level == 1 and i % 2 == 0:
+                    tab[i] = vs[3 - m + i // 2, c]
+                else:
+                    tab[i] = (tab[i + 1] - tab[i]) / (z[i + level] - z[i])
+            coef[level] = tab[0]
+        val = coef[n - 1]
+        for level in range(n - 2, -1, -1):
+            val = coef[level] + (tq - z[level]) * val
+        out[c] = val
+
+
+def _nb_track(u0, p0, p1, owner, hermite, max_steps, h0, min_step, first_tol, final_newton,
               slow_newton, max_norm, end_zone):
-    """:func:`track_paths` (fourth-order Runge-Kutta predictor) path by path: ``u0`` (P, 8),
-    charts ``p0[owner]`` and ``p1[owner]`` (M, 3, 16). Returns the end points (P, 8), whether
-    each path succeeded (P,) and the evaluations of the equations per path (P,)."""
+    """:func:`track_paths` path by path: ``u0`` (P, 8), charts ``p0[owner]`` and ``p1[owner]``
+    (M, 3, 16), the fourth-order Runge-Kutta predictor or (``hermite``) the Hermite
+    extrapolation. Returns the end points (P, 8), whether each path succeeded (P,) and the
+    evaluations of the equations per path (P,)."""
     H, J, Ht, A, B, X = _nb_work()
     n = u0.shape[0]
     out = np.full((n, 8), np.nan + 0j)
@@ -715,6 +761,12 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
     vel = np.empty(8, np.complex128)
     k = np.empty((4, 8), np.complex128)
     d1 = np.empty(8, np.complex128)
+    hist_t = np.empty(3)  # the last three points of the path, oldest first (Hermite)
+    hist_u = np.empty((3, 8), np.complex128)
+    hist_v = np.empty((3, 8), np.complex128)
+    z = np.empty(6)
+    tab = np.empty(6, np.complex128)
+    coef = np.empty(6, np.complex128)
     for i in range(n):
         m = owner[i]
         for r in range(3):  # the charts multiplied by _SIGN
@@ -730,26 +782,19 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
         for c in range(8):
             vel[c] = -X[c, 0]
         t, h, state = 0.0, h0, 0  # state 0 running, 1 reached t = 1, 2 failed
+        npts = 1
         for _ in range(max_steps):
             ha = min(h, 1.0 - t)
-            k[0] = vel
-            for s in range(1, 4):  # k2, k3, k4 at t + h/2, t + h/2, t + h
-                frac = 1.0 if s == 3 else 0.5
-                ts = t + frac * ha
-                for c in range(8):
-                    un[c] = u[c] + frac * ha * k[s - 1, c]
-                for r in range(3):
-                    for c in range(16):
-                        pp[r, c] = sp0[r, c] + ts * dp[r, c]
-                _nb_eval(un, pp, dp, H, J, Ht)
-                B[:, 0] = Ht
-                _nb_solve(J, B, 1, A, X)
-                for c in range(8):
-                    k[s, c] = -X[c, 0]
-            evals[i] += 5
             tn = t + ha
-            for c in range(8):
-                un[c] = u[c] + (ha / 6.0) * (k[0, c] + 2.0 * k[1, c] + 2.0 * k[2, c] + k[3, c])
+            if hermite:
+                hist_t[2] = t
+                hist_u[2] = u
+                hist_v[2] = vel
+                _nb_hermite(hist_t, hist_u, hist_v, npts, tn, un, z, tab, coef)
+                evals[i] += 2
+            else:
+                _nb_rk4(u, vel, t, ha, sp0, dp, pp, k, un, H, J, Ht, A, B, X)
+                evals[i] += 5
             for r in range(3):
                 for c in range(16):
                     pp[r, c] = sp0[r, c] + tn * dp[r, c]
@@ -774,6 +819,13 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
             if not np.isfinite(factor):
                 factor = 0.25
             if good:
+                hist_t[0] = hist_t[1]  # the history of the Hermite predictor
+                hist_t[1] = t
+                hist_u[0] = hist_u[1]
+                hist_v[0] = hist_v[1]
+                hist_u[1] = u
+                hist_v[1] = vel
+                npts = min(npts + 1, 3)
                 for c in range(8):
                     u[c] = un[c]
                     vel[c] = -X[c, 1]
@@ -809,8 +861,8 @@ def _nb_track(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newto
     return out, ok, evals
 
 
-_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_norm", "_nb_work",
-                 "_nb_newton", "_nb_track")
+_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_rk4",
+                 "_nb_hermite", "_nb_norm", "_nb_work", "_nb_newton", "_nb_track")
 
 
 @functools.cache
@@ -840,16 +892,16 @@ def _kernels(backend: str):
     return kernels
 
 
-def _track_compiled(track, u0, p0, p1, owner, *, max_steps=150, h0=0.05, min_step=1e-7,
-                    first_tol=3e-2, final_newton=3, slow_newton=40, max_norm=1e8,
-                    end_zone=1e-4):
+def _track_compiled(track, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,
+                    min_step=1e-7, first_tol=3e-2, final_newton=3, slow_newton=40,
+                    max_norm=1e8, end_zone=1e-4):
     """:func:`track_paths` by the compiled kernel: ``u0`` (8, P), charts ``p0[..., owner]`` and
     ``p1[..., owner]`` with ``p0, p1`` (3, 16, M)."""
     def rows(x):
         return np.ascontiguousarray(np.moveaxis(np.asarray(x, dtype=complex), -1, 0))
 
     u, ok, _ = track(rows(u0), rows(p0), rows(p1), np.asarray(owner, dtype=np.int64),
-                     int(max_steps), float(h0), float(min_step), float(first_tol),
+                     bool(hermite), int(max_steps), float(h0), float(min_step), float(first_tol),
                      int(final_newton), int(slow_newton), float(max_norm), float(end_zone))
     return u.T, ok
 
@@ -1009,9 +1061,10 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
         Paths evaluated together in one vector operation (the working arrays of larger blocks
         fall out of the processor's cache; numpy implementation only).
     backend : {"auto", "numba", "numpy"}
-        ``"auto"`` tracks ``"rk4"`` paths one by one in compiled loops when numba is installed
-        (:data:`HAVE_NUMBA`; the same steps in the same order) and all paths together in numpy
-        otherwise; ``"numba"`` requires the compiled kernel, ``"numpy"`` forbids it.
+        ``"auto"`` tracks the paths one by one in compiled loops when numba is installed
+        (:data:`HAVE_NUMBA`; the same steps, end points equal to rounding) and all paths
+        together in numpy otherwise; ``"numba"`` requires the compiled kernel, ``"numpy"``
+        forbids it. Both backends implement both predictors.
 
     Returns
     -------
@@ -1025,14 +1078,12 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     hermite = predictor == "hermite"
     max_steps = (400 if hermite else 150) if max_steps is None else max_steps
     first_tol = (0.1 if hermite else 3e-2) if first_tol is None else first_tol
-    if hermite and backend == "numba":
-        raise ValueError("the numba backend implements predictor 'rk4' only")
-    kernels = None if hermite else _kernels(backend)
+    kernels = _kernels(backend)
     u = np.array(u0, dtype=complex)
     p0 = np.asarray(start, dtype=complex)
     p1 = np.asarray(target, dtype=complex)
     if kernels is not None:
-        return _track_compiled(kernels[0], u, p0, p1, np.arange(u.shape[1]),
+        return _track_compiled(kernels[0], u, p0, p1, np.arange(u.shape[1]), hermite=hermite,
                                max_steps=max_steps, h0=h0, min_step=min_step,
                                first_tol=first_tol, final_newton=final_newton,
                                slow_newton=slow_newton, max_norm=max_norm, end_zone=end_zone)
