@@ -215,6 +215,9 @@ FEATURES_ORB_MIN_MATCHES = 200
 #: 100 to 1000 times off; sweep scene 735's pose, in the right basin, is 1.52 times off in
 #: translation because 3 outliers lie within its 3-sigma threshold).
 CALIBRATED_BASIN_FACTOR = 2.0
+#: The 0.999 quantile of chi-square with 6 degrees of freedom: a reported pose covariance
+#: covers the error when the error's Mahalanobis distance is below it.
+CALIBRATED_COVERAGE_CHI2 = 22.46
 #: The samples at CI sizes (320x240 X-slit views, 600x600 pushbroom strips): rotation error,
 #: Chamfer distance as a fraction of the scene diameter (measured 1.25% and 0.2%; 0.74% and
 #: 0.17% at the demo's sizes), the DSM's median height error (units; relief about 10).

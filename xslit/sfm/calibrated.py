@@ -984,9 +984,11 @@ ROTATION_TOLERANCE = np.radians(5.0)
 #: the test runs on every pose: on 300 sweep scenes a correct pose (0.02 degrees off) gave
 #: 26.5, beyond the 0.999 quantile; the wrong basins measured gave 27.8 and 99.
 MODEL_FIT_LEVEL = 0.99999
-#: See :data:`MODEL_FIT_LEVEL`: beyond this quantile (18.5) the thorough search runs first
-#: (about one correct pose in a hundred pays for it, in time only).
-MODEL_FIT_RETRY = 0.99
+#: See :data:`MODEL_FIT_LEVEL`: beyond this quantile (12.0) the thorough search runs first
+#: (about one correct pose in ten pays for it, in time only). A pushbroom pose 32.8 degrees
+#: off gave 13.2 on its 194 inliers, where the thorough search finds the pose 0.09 degrees
+#: off; the 0.99 quantile (18.5) let it through.
+MODEL_FIT_RETRY = 0.9
 #: Sizes of the thorough search (:func:`relative_pose`'s arguments): 16 times the directions
 #: of the translation grid, 4 times the starts and candidates, and the rotation grid. On a
 #: nearly central mixed scene (slit distance 0.009 of the depth, 870 inliers) whose default

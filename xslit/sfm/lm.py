@@ -23,6 +23,7 @@ __all__ = [
     "batch_damped_steps",
     "batch_levenberg_marquardt",
     "block_levenberg_marquardt",
+    "eliminated_information",
     "numeric_block_jacobian",
     "reduced_normal_equations",
 ]
@@ -101,6 +102,54 @@ def reduced_normal_equations(Jg, Jp, r=None, lam: float = 0.0):
     True
     """
     return _schur(*_normal_blocks(Jg, Jp, r), lam)
+
+
+def eliminated_information(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
+    r"""The information of the globals with the point blocks eliminated, positive
+    semi-definite by construction.
+
+    It equals the undamped Schur complement :math:`U - \sum_i W_i V_i^{+} W_i^\top` of
+    :func:`reduced_normal_equations`, computed as
+
+    .. math:: S = \sum_i (N_i^\top J_{g,i})^\top (N_i^\top J_{g,i})
+
+    with :math:`N_i` an orthonormal basis of the residual directions that the point
+    :math:`i` cannot absorb: the left singular vectors of :math:`J_{p,i}` beyond its rank
+    (singular values at most ``rcond`` times its largest count as zero). The difference of
+    nearly equal large terms in the Schur complement loses everything when a point is
+    nearly unobserved in one direction (a far point with condition numbers of
+    :math:`V_i` near :math:`10^{10}`): on sweep scenes it returned matrices with negative
+    eigenvalues a tenth of the largest.
+
+    Parameters
+    ----------
+    Jg : (N, m, G) ndarray
+    Jp : (N, m, b) ndarray
+    rcond : float
+
+    Returns
+    -------
+    S : (G, G) ndarray, symmetric positive semi-definite
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Jg, Jp = rng.normal(size=(50, 4, 2)), rng.normal(size=(50, 4, 3))
+    >>> S = eliminated_information(Jg, Jp)
+    >>> bool(np.allclose(S, reduced_normal_equations(Jg, Jp)[0]))
+    True
+    """
+    Jg, Jp = np.asarray(Jg, dtype=float), np.asarray(Jp, dtype=float)
+    Ub, sv, _ = np.linalg.svd(Jp, full_matrices=True)
+    m = Jp.shape[1]
+    keep = np.ones((len(Jp), m))
+    k = min(sv.shape[1], m)
+    keep[:, :k] = sv[:, :k] <= rcond * np.maximum(sv[:, :1], 1e-300)
+    A = np.swapaxes(Ub, 1, 2) @ Jg  # (N, m, G): the residual directions of each point
+    A *= np.sqrt(keep)[:, :, None]
+    A2 = A.reshape(-1, A.shape[-1])
+    S = A2.T @ A2
+    return (S + S.T) / 2
 
 
 def _normal_blocks(Jg, Jp, r=None):

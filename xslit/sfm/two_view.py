@@ -22,7 +22,7 @@ from ..cameras import TwoSlitCamera, compose_camera
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
 from ..epipolar.tensor import epipolar_tensor
 from ..geometry.projective import matrix_from_rvec
-from .lm import block_levenberg_marquardt, reduced_normal_equations
+from .lm import block_levenberg_marquardt, eliminated_information
 from .triangulate import triangulate_linear, triangulate_nonlinear
 
 __all__ = [
@@ -313,7 +313,7 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     With the Jacobians :math:`J_g` (pose) and :math:`J_p` (points) of the reprojection
     residuals of :func:`refine_metric_pose`, the covariance of ``[rvec, tvec]`` is
     :math:`\sigma^2 S^{-1}` with :math:`S` the Schur complement
-    (:func:`~xslit.sfm.lm.reduced_normal_equations`) and
+    (:func:`~xslit.sfm.lm.eliminated_information`, stable when a point is nearly unobserved) and
     :math:`\hat\sigma^2 = \sum r^2 / (4N - 3N - 6)` (four coordinates, three point parameters
     per correspondence, six pose parameters).
 
@@ -337,7 +337,7 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     p = np.asarray(X, dtype=float)
     r = fun(g, p)
     Jg, Jp = jac(g, p)
-    S = reduced_normal_equations(Jg, Jp)[0]
+    S = eliminated_information(Jg, Jp)
     dof = len(p) - 6
     sigma2 = float(np.sum(r * r) / dof) if dof > 0 else float("nan")
     return (S + S.T) / 2, sigma2
