@@ -38,8 +38,9 @@ a solution: 28 paths, one per transpose pair, are tracked (a fourth-order Runge-
 predictor, two Newton corrections, adaptive step) and the other 28 solutions are their
 partners. With numba installed (the optional extra ``fast``) the paths are tracked one by one
 in compiled loops (compiled on the first call, cached on disk); without it, all paths of all
-instances advance together in numpy, with the same steps. Instances whose paths fail (a path that diverges or
-stalls, two paths meeting at one end) are tracked again from a fresh random chart.
+instances advance together in numpy, with the same steps. Instances whose paths fail (a path
+that diverges or stalls, two paths meeting at one end) are tracked again from a fresh random
+chart.
 
 The chart entry :math:`f_{2222}` is the value of the tensor at the origin of the image
 coordinates. After the usual per-axis normalisation the origin is the centroid of the data,
@@ -359,7 +360,7 @@ def _nb_eval(u, p, dp, H, J, Ht):
     ``dp``; ``cXY`` the entries of ``C`` (``c0Y = 1`` for ``Y > 0``), ``aXY``, ``bXY``, ``tXY``
     the derivatives of its diagonal and first column along ``a``, ``b`` and ``dp``; ``gR_XY``
     the cofactor of ``C[X, Y]`` in equation ``R`` (2 x 2 and 3 x 3 cofactors in their cyclic
-    form, 4 x 4 ones from the 2 x 2 minors ``sK`` of rows 1, 2 and ``kK`` of rows 3, 4).
+    form, 4 x 4 ones from the 2 x 2 minors ``sK`` of rows 0, 1 and ``kK`` of rows 2, 3).
     """
     a, b = u[0], u[1]
     m0 = p[0, 0] + a * p[1, 0] + b * p[2, 0]
@@ -541,9 +542,12 @@ def _nb_eval(u, p, dp, H, J, Ht):
     J[7, 5] = g7_31
     J[7, 6] = g7_23
     J[7, 7] = g7_32
-    J[7, 0] = g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33 + g7_10 * a10 + g7_20 * a20 + g7_30 * a30 - p[1, 0]
-    J[7, 1] = g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33 + g7_10 * b10 + g7_20 * b20 + g7_30 * b30 - p[2, 0]
-    Ht[7] = g7_00 * t00 + g7_11 * t11 + g7_22 * t22 + g7_33 * t33 + g7_10 * t10 + g7_20 * t20 + g7_30 * t30 - v0
+    J[7, 0] = (g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33 + g7_10 * a10
+               + g7_20 * a20 + g7_30 * a30 - p[1, 0])
+    J[7, 1] = (g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33 + g7_10 * b10
+               + g7_20 * b20 + g7_30 * b30 - p[2, 0])
+    Ht[7] = (g7_00 * t00 + g7_11 * t11 + g7_22 * t22 + g7_33 * t33 + g7_10 * t10
+             + g7_20 * t20 + g7_30 * t30 - v0)
 
 
 def _nb_lu(J, B, nrhs, A, X):
