@@ -197,7 +197,7 @@ def malformed_ints(minimum: int = 1) -> st.SearchStrategy:
 
 def malformed_probabilities() -> st.SearchStrategy:
     """Values that must be refused where a probability in (0, 1) is expected."""
-    return st.sampled_from([None, True, "0.5", np.nan, np.inf, -0.5, 1.5, [0.5], 1j])
+    return st.sampled_from([None, True, "0.5", np.nan, np.inf, -0.5, 1.5, [0.5, 0.5], 1j])
 
 
 def malformed_generators() -> st.SearchStrategy:

@@ -943,6 +943,462 @@ def test_robust_flags_are_accepted_by_name(flag):
     assert mask.shape == (30, 1)
 
 
+# -- lower-level entry points: xslit.epipolar, xslit.sfm, xslit.robust -------------------------
+
+import functools  # noqa: E402
+
+import xslit.epipolar as XE  # noqa: E402
+import xslit.robust as XR  # noqa: E402
+import xslit.sfm as XS  # noqa: E402
+
+#: Public names of the subpackages that a property below exercises.
+COVERED_LOWER: set[str] = set()
+#: Public names of the subpackages without input of their own to validate: constants, result
+#: records, and the protocols a caller implements.
+NO_INPUT = {
+    "epipolar": {"MIN_LINEAR_POINTS"},
+    "sfm": {"CalibratedPose", "CalibratedTwoView", "MetricFit", "ProjectiveRefinement"},
+    "robust": {"LMEDS", "MSAC", "PROSAC", "RANSAC", "UNIFORM", "RobustResult", "RobustProblem",
+               "RobustProblemBase", "Sampler"},
+}
+
+
+def covers_lower(*names):
+    """Record that the decorated property exercises ``names`` of the subpackages."""
+    COVERED_LOWER.update(names)
+    return lambda f: f
+
+
+class _Mean(XR.RobustProblemBase):
+    """A one-point robust problem: the location of 1D data (model: a (1,) array)."""
+
+    sample_size = 1
+
+    def __init__(self, data):
+        self.data = np.asarray(data, float)
+        self.n_points = len(self.data)
+
+    def fit_samples(self, samples, near=None):
+        return self.data[samples[:, 0]][:, None], np.arange(len(samples))
+
+    def residuals(self, models, subset=None):
+        d = self.data if subset is None else self.data[subset]
+        return np.abs(np.asarray(models, float).reshape(-1, 1) - d[None, :])
+
+    def refit(self, model, inliers, threshold, final=True):
+        return np.array([self.data[inliers].mean()]) if inliers.any() else None
+
+    def chance_residuals(self, model, rng, draws):
+        return np.abs(rng.uniform(-100, 100, draws) - float(np.ravel(model)[0]))
+
+
+def _mean_problem(seed=0, n=60, outliers=20):
+    rng = np.random.default_rng(seed)
+    data = np.r_[rng.normal(3.0, 0.1, n - outliers), rng.uniform(-100, 100, outliers)]
+    return _Mean(data)
+
+
+@functools.lru_cache(maxsize=1)
+def _valid():
+    """Valid arguments of the lower-level functions, from one noise-free rig."""
+    from xslit.synthetic import random_two_view_scene
+
+    s = random_two_view_scene(0, n=30)
+    c1, c2 = s["camera1"], s["camera2"]
+    return dict(scene=s, c1=c1, c2=c2, p1=s["points1"], p2=s["points2"],
+                F=xslit.computeEpipolarTensor(c1, c2),
+                C=XE.matrix_from_cameras(c1.A1, c1.A2, c2.A1, c2.A2),
+                X4=np.c_[s["X"], np.ones(30)])
+
+
+def _calls():
+    """``name -> (function, valid keyword arguments)`` of every validated lower-level function."""
+    v = _valid()
+    c1, c2, p1, p2, F, C = v["c1"], v["c2"], v["p1"], v["p2"], v["F"], v["C"]
+    s = v["scene"]
+    i1, i2 = s["intrinsics1"], s["intrinsics2"]
+    cams = dict(A1=c1.A1, A2=c1.A2, B1=c2.A1, B2=c2.A2)
+    pts = dict(points1=p1, points2=p2)
+    rng = np.random.default_rng(0)
+    return {
+        "epipolar_tensor": (XE.epipolar_tensor, cams),
+        "evaluate_tensor": (XE.evaluate_tensor, dict(F=F, **pts)),
+        "sampson_distance": (XE.sampson_distance, dict(F=F, **pts)),
+        "sampson_distance_pairs": (XE.sampson_distance_pairs, dict(F=F, **pts)),
+        "tensor_gradient": (XE.tensor_gradient, dict(F=F, **pts)),
+        "design_matrix": (XE.design_matrix, pts),
+        "contract_modes": (XE.contract_modes, dict(F=F, T1=np.eye(2), T2=np.eye(2),
+                                                   T3=np.eye(2), T4=np.eye(2))),
+        "axis_normalization": (XE.axis_normalization, dict(values=p1[:, 0])),
+        "solve_linear": (XE.solve_linear, dict(**pts, weights=np.ones(30))),
+        "solve_linear_batch": (XE.solve_linear_batch, dict(points1=p1[None, :15],
+                                                           points2=p2[None, :15])),
+        "matrix_from_cameras": (XE.matrix_from_cameras, cams),
+        "cameras_from_matrix": (XE.cameras_from_matrix, dict(C=C)),
+        "principal_minor_tensor": (XE.principal_minor_tensor, dict(C=C)),
+        "principal_minor_jacobian": (XE.principal_minor_jacobian, dict(C=C)),
+        "normalize_matrix_gauge": (XE.normalize_matrix_gauge, dict(C=C)),
+        "balance_matrix": (XE.balance_matrix, dict(C=C)),
+        "candidate_matrices": (XE.candidate_matrices, dict(F=F)),
+        "recover_configurations": (XE.recover_configurations, dict(F=F)),
+        "solve_minimal": (XE.solve_minimal, dict(points1=p1[:13], points2=p2[:13])),
+        "triangulate_linear": (XS.triangulate_linear, dict(cameras=[c1, c2], points=[p1, p2])),
+        "reprojection_residuals": (XS.reprojection_residuals,
+                                   dict(cameras=[c1, c2], points=[p1, p2], X=v["X4"])),
+        "triangulate_nonlinear": (XS.triangulate_nonlinear,
+                                  dict(cameras=[c1, c2], points=[p1, p2], X0=v["X4"],
+                                       iterations=2)),
+        "projective_pairs_from_tensor": (XS.projective_pairs_from_tensor,
+                                         dict(F=F, **pts, refine=False)),
+        "refine_projective_pair": (XS.refine_projective_pair,
+                                   dict(C0=C, **pts, X0=v["X4"], axis_scales=np.ones(4),
+                                        max_iterations=2)),
+        "metric_residuals": (XS.metric_residuals, dict(intrinsics1=i1, intrinsics2=i2, **pts)),
+        "fit_metric_pose": (XS.fit_metric_pose,
+                            dict(intrinsics1=i1, intrinsics2=i2, rvec0=s["rvec"],
+                                 tvec0=s["tvec"], **pts, X0=s["X"], max_iterations=2)),
+        "refine_metric_pose": (XS.refine_metric_pose,
+                               dict(intrinsics1=i1, intrinsics2=i2, rvec0=s["rvec"],
+                                    tvec0=s["tvec"], **pts, X0=s["X"], max_iterations=2)),
+        "metric_pose_information": (XS.metric_pose_information,
+                                    dict(intrinsics1=i1, intrinsics2=i2, rvec=s["rvec"],
+                                         tvec=s["tvec"], **pts, X=s["X"])),
+        "calibrated_two_view": (XS.calibrated_two_view,
+                                dict(**pts, intrinsics1=i1, intrinsics2=i2, rng=0)),
+        "relative_pose": (XS.relative_pose, dict(**pts, intrinsics1=i1, intrinsics2=i2, rng=0)),
+        "tensor_map": (XS.tensor_map, dict(intrinsics1=i1, intrinsics2=i2)),
+        "msac_loss": (XR.msac_loss, dict(residuals=np.abs(p1[:, 0]), threshold=2.0)),
+        "density_order": (XR.density_order, dict(data=np.c_[p1, p2], rng=rng)),
+        "sample_indices": (XR.sample_indices, dict(rng=rng, n=30, s=5, batch=4)),
+        "disjoint_samples": (XR.disjoint_samples, dict(rng=rng, n=30, s=5, batch=4)),
+        "log_binom_table": (XR.log_binom_table, dict(n_max=30, k=5)),
+        "required_iterations": (XR.required_iterations,
+                                dict(inlier_ratio=0.5, s=5, confidence=0.99)),
+        "support_needed": (XR.support_needed, dict(n=30, s=5, p0=0.1, alpha=0.01)),
+        "UniformSampler": (XR.UniformSampler, dict(n=30, s=5, confidence=0.99)),
+        "ProsacSampler": (XR.ProsacSampler, dict(order=np.arange(30), s=5, confidence=0.99)),
+        "RobustOptions": (XR.RobustOptions, dict(threshold=1.0, confidence=0.99)),
+        "robust_estimate": (XR.robust_estimate, dict(problem=_mean_problem(),
+                                                     options=XR.RobustOptions(), rng=0)),
+        "iterated_least_squares": (XR.iterated_least_squares,
+                                   dict(problem=_mean_problem(), model=np.array([3.0]),
+                                        inliers=np.r_[np.ones(40, bool), np.zeros(20, bool)],
+                                        threshold=1.0)),
+        "chance_inlier_ratio": (XR.chance_inlier_ratio,
+                                dict(problem=_mean_problem(), model=np.array([3.0]), threshold=1.0, rng=rng,
+                                     draws=100)),
+        "chance_verdict": (XR.chance_verdict,
+                           dict(problem=_mean_problem(), inliers=np.r_[np.ones(40, bool),
+                                                                       np.zeros(20, bool)],
+                                chance=0.01, hypotheses=10, alpha=1e-6)),
+    }
+
+
+_POINTS = S.malformed_arrays((30, 2))
+_TENSOR = S.malformed_arrays((2, 2, 2, 2), batched=True)
+_C = S.malformed_arrays((4, 4), batched=True)
+_C_REAL_OR_COMPLEX = st.sampled_from([None, "C", np.eye(4) != 0, np.full((4, 4), np.nan),
+                                      np.ones((4, 3)), np.ones((4, 4), dtype=object)])
+_CAMERA = S.malformed_arrays((2, 4))
+#: Not a mask of the 60 points of the robust problem (booleans and numbers are masks).
+_MASKS = st.sampled_from([None, "mask", np.ones(59, bool), np.ones((60, 2)), np.full(60, np.nan),
+                          np.ones(60) + 1j, {"a": 1}])
+
+
+def _given(strategy):
+    """``strategy`` without None, for optional arguments (None is their default)."""
+    return strategy.filter(lambda v: v is not None)
+#: ``(function, argument) -> strategy`` of malformed values of that argument.
+MALFORMED = {
+    **{("epipolar_tensor", a): S.malformed_arrays((2, 4), batched=True)
+       for a in ("A1", "A2", "B1", "B2")},
+    **{("sampson_distance_pairs", a): S.malformed_arrays((30, 2), allow_empty=True)
+       for a in ("points1", "points2")},
+    **{(f, a): _POINTS for f in ("evaluate_tensor", "sampson_distance", "tensor_gradient",
+                                "design_matrix", "solve_linear",
+                                "projective_pairs_from_tensor", "refine_projective_pair",
+                                "metric_residuals", "fit_metric_pose", "metric_pose_information",
+                                "calibrated_two_view", "relative_pose")
+       for a in ("points1", "points2")},
+    **{(f, "F"): _TENSOR for f in ("evaluate_tensor", "sampson_distance", "tensor_gradient",
+                                  "contract_modes", "candidate_matrices")},
+    **{(f, "F"): S.malformed_arrays((2, 2, 2, 2))
+       for f in ("sampson_distance_pairs", "recover_configurations",
+                 "projective_pairs_from_tensor")},
+    **{("contract_modes", a): S.malformed_arrays((2, 2), batched=True)
+       for a in ("T1", "T2", "T3", "T4")},
+    ("axis_normalization", "values"): S.malformed_arrays((30,), any_shape=True),
+    ("solve_linear", "weights"): _given(S.malformed_arrays((30,))),
+    **{("solve_linear_batch", a): S.malformed_arrays((1, 15, 2))
+       for a in ("points1", "points2")},
+    **{("matrix_from_cameras", a): _CAMERA for a in ("A1", "A2", "B1", "B2")},
+    ("cameras_from_matrix", "C"): S.malformed_arrays((4, 4)),
+    ("balance_matrix", "C"): S.malformed_arrays((4, 4)),
+    ("principal_minor_tensor", "C"): _C_REAL_OR_COMPLEX,
+    ("principal_minor_jacobian", "C"): _C,
+    ("normalize_matrix_gauge", "C"): _C,
+    **{("solve_minimal", a): S.malformed_arrays((13, 2)) for a in ("points1", "points2")},
+    **{(f, "cameras"): st.sampled_from([None, "cams", [], [1, 2], np.zeros((2, 2, 4))])
+       for f in ("triangulate_linear", "reprojection_residuals", "triangulate_nonlinear")},
+    **{(f, "points"): st.sampled_from([None, "pts", [np.ones((30, 2))],
+                                       [np.ones((30, 2)), np.ones((29, 2))],
+                                       [np.ones((30, 2)), np.full((30, 2), np.nan)],
+                                       [np.ones((30, 2)), np.ones((30, 2)) != 0]])
+       for f in ("triangulate_linear", "reprojection_residuals", "triangulate_nonlinear")},
+    ("reprojection_residuals", "X"): S.malformed_arrays((30, 4)),
+    ("triangulate_nonlinear", "X0"): S.malformed_arrays((30, 4)),
+    ("triangulate_nonlinear", "iterations"): S.malformed_ints(0),
+    ("refine_projective_pair", "C0"): S.malformed_arrays((4, 4)),
+    ("refine_projective_pair", "X0"): _given(S.malformed_arrays((30, 4))),
+    ("refine_projective_pair", "axis_scales"): _given(S.malformed_arrays((4,))),
+    ("refine_projective_pair", "max_iterations"): S.malformed_ints(0),
+    ("projective_pairs_from_tensor", "refine"): st.sampled_from([None, 1, "yes", np.ones(2)]),
+    **{(f, a): S.malformed_intrinsics()
+       for f in ("metric_residuals", "fit_metric_pose", "refine_metric_pose",
+                 "metric_pose_information", "calibrated_two_view")
+       for a in ("intrinsics1", "intrinsics2")},
+    **{(f, a): S.malformed_arrays((3,)) for f in ("fit_metric_pose", "refine_metric_pose")
+       for a in ("rvec0", "tvec0")},
+    **{("metric_pose_information", a): S.malformed_arrays((3,)) for a in ("rvec", "tvec")},
+    ("fit_metric_pose", "X0"): _given(S.malformed_arrays((30, 3))),
+    ("fit_metric_pose", "max_iterations"): S.malformed_ints(0),
+    ("metric_pose_information", "X"): S.malformed_arrays((30, 3)),
+    ("msac_loss", "residuals"): st.one_of(
+        S.malformed_arrays((30,), finite=False, any_shape=True),
+        st.just(np.array([1.0, np.nan]))),
+    ("msac_loss", "threshold"): S.malformed_scalars(allow_zero=False, allow_negative=False),
+    ("density_order", "data"): S.malformed_arrays((30, 4), allow_empty=True).filter(
+        lambda v: not (isinstance(v, np.ndarray) and v.ndim == 2 and v.dtype.kind == "f"
+                       and np.isfinite(v).all())),  # (N, d) of any width d is valid
+    **{(f, "rng"): S.malformed_generators()
+       for f in ("density_order", "sample_indices", "disjoint_samples")},
+    **{(f, a): S.malformed_ints(1) for f in ("sample_indices", "disjoint_samples")
+       for a in ("n", "s")},
+    ("sample_indices", "batch"): S.malformed_ints(0),
+    ("disjoint_samples", "batch"): S.malformed_ints(1),
+    **{("log_binom_table", a): S.malformed_ints(0) for a in ("n_max", "k")},
+    ("required_iterations", "inlier_ratio"): st.sampled_from([None, True, "0.5", np.nan, -0.5,
+                                                              1.5]),
+    ("required_iterations", "s"): S.malformed_ints(1),
+    ("required_iterations", "confidence"): S.malformed_probabilities(),
+    ("support_needed", "n"): S.malformed_ints(0),
+    ("support_needed", "s"): S.malformed_ints(1),
+    ("support_needed", "p0"): st.sampled_from([None, True, "0.1", np.nan, -0.5, 1.5]),
+    ("support_needed", "alpha"): S.malformed_probabilities(),
+    **{("UniformSampler", a): S.malformed_ints(1) for a in ("n", "s")},
+    ("UniformSampler", "confidence"): S.malformed_probabilities(),
+    ("ProsacSampler", "order"): st.sampled_from([None, "order", np.arange(30) + 0.5,
+                                                 np.arange(30) != 0, np.arange(30) + 30,
+                                                 np.arange(30).reshape(5, 6), np.arange(0)]),
+    ("ProsacSampler", "s"): S.malformed_ints(1),
+    ("ProsacSampler", "confidence"): S.malformed_probabilities(),
+    ("RobustOptions", "threshold"): S.malformed_scalars(allow_zero=False, allow_negative=False),
+    ("RobustOptions", "confidence"): S.malformed_probabilities(),
+    **{(f, "problem"): st.sampled_from([None, "problem", np.ones(3), object()])
+       for f in ("robust_estimate", "iterated_least_squares", "chance_inlier_ratio",
+                 "chance_verdict")},
+    ("robust_estimate", "options"): st.sampled_from([None, {"threshold": 1.0}, "msac"]),
+    **{(f, "inliers"): _MASKS for f in ("iterated_least_squares", "chance_verdict")},
+    **{(f, "threshold"): S.malformed_scalars(allow_zero=False, allow_negative=False)
+       for f in ("iterated_least_squares", "chance_inlier_ratio")},
+    ("chance_inlier_ratio", "draws"): S.malformed_ints(1),
+    ("chance_verdict", "chance"): st.sampled_from([None, True, "0.1", np.nan, -0.5, 1.5]),
+    ("chance_verdict", "hypotheses"): S.malformed_ints(0),
+    ("chance_verdict", "alpha"): S.malformed_probabilities(),
+}
+
+
+@covers_lower(*_calls())
+@pytest.mark.parametrize("name", sorted(set(_calls()) - {"solve_minimal"}))
+def test_lower_level_functions_run_on_valid_input(name):
+    """The valid arguments of the table below are valid (so that each malformed case differs
+    from a working call in one argument only). The minimal solver's valid input has its own
+    tests (its first call compiles the path tracker)."""
+    f, kwargs = _calls()[name]
+    out = f(**kwargs)
+    for a in (out if isinstance(out, tuple) else (out,)):
+        if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and name != "candidate_matrices":
+            _nan_free(a.real)
+
+
+@covers_lower(*{f for f, _ in MALFORMED})
+@pytest.mark.parametrize("name,arg", sorted(MALFORMED))
+@given(data=st.data())
+def test_lower_level_functions_name_malformed_arguments(name, arg, data):
+    """Each malformed argument gives a ValueError whose message starts with its name (or
+    with a pair of names, for a count mismatch); never another exception type."""
+    f, kwargs = _calls()[name]
+    bad = data.draw(MALFORMED[name, arg], label=f"{name}({arg}=...)")
+    with pytest.raises(ValueError, match=rf"^((\w+ and )?(options\.)?{arg}\b|\w+ and {arg}\b)"):
+        f(**{**kwargs, arg: bad})
+
+
+@covers_lower("sampson_distance", "evaluate_tensor", "design_matrix", "tensor_gradient",
+              "epipolar_tensor", "triangulate_linear", "reprojection_residuals",
+              "triangulate_nonlinear", "solve_linear", "matrix_from_cameras",
+              "principal_minor_tensor", "recover_configurations", "contract_modes",
+              "axis_normalization")
+@given(two_views(15, 40))
+def test_lower_level_geometry_holds_on_noise_free_matches(views):
+    """The tensor of two cameras vanishes on their matches (algebraically and in Sampson
+    distance), the linear solver and the principal minors of the cameras' matrix give it back
+    (up to scale), normalising the pixel axes contracts it as the documentation says, and the
+    triangulated points reproject exactly."""
+    from xslit.testing import projective_distance
+
+    cam1, cam2, X, p1, p2 = views
+    F = XE.epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    Fn = F / np.linalg.norm(F)
+    scale = 1 + np.abs(np.r_[p1.ravel(), p2.ravel()]).max()
+    assert np.abs(XE.evaluate_tensor(Fn, p1, p2)).max() < 1e-9 * scale ** 4
+    assert np.abs(XE.design_matrix(p1, p2) @ Fn.ravel()).max() < 1e-9 * scale ** 4
+    assert XE.sampson_distance(F, p1, p2).max() < 1e-6 * scale
+    e, grad = XE.tensor_gradient(Fn, p1, p2)
+    assert grad.shape == (len(p1), 4)
+    assert np.abs(e - XE.evaluate_tensor(Fn, p1, p2)).max() < 1e-9 * scale ** 4
+    F_lin, cond = XE.solve_linear(p1, p2)
+    if cond > 1e-6:  # a sample that determines F
+        assert projective_distance(F_lin, F) < 1e-5
+    try:
+        C = XE.matrix_from_cameras(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    except ValueError as exc:  # no canonical frame: a degeneracy, named
+        assert str(exc).startswith("A1, A2, B1 and B2 must have independent first rows")
+    else:
+        G = XE.principal_minor_tensor(C)
+        assert np.abs(XE.evaluate_tensor(G / np.linalg.norm(G), p1, p2)).max() < \
+            1e-6 * scale ** 4
+        _, Cs, _ = XE.recover_configurations(G)
+        assert min(projective_distance(XE.principal_minor_tensor(c), G) for c in Cs) < 1e-6
+    Ts = [XE.axis_normalization(v) for v in (p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1])]
+    Tinv = [np.linalg.inv(T) for T in Ts]
+    Fnorm = XE.contract_modes(F, *Tinv)  # the tensor of the normalised pixels
+    q1 = np.c_[Ts[0][0, 0] * p1[:, 0] + Ts[0][0, 1], Ts[1][0, 0] * p1[:, 1] + Ts[1][0, 1]]
+    q2 = np.c_[Ts[2][0, 0] * p2[:, 0] + Ts[2][0, 1], Ts[3][0, 0] * p2[:, 1] + Ts[3][0, 1]]
+    assert XE.sampson_distance(Fnorm, q1, q2).max() < 1e-6
+    Xh = XS.triangulate_linear([cam1, cam2], [p1, p2])
+    assert np.abs(XS.reprojection_residuals([cam1, cam2], [p1, p2], Xh)).max() < 1e-6 * scale
+    Xr = XS.triangulate_nonlinear([cam1, cam2], [p1, p2], Xh, iterations=2)
+    assert rel_err(Xr[:, :3] / Xr[:, 3:], X) < 1e-6
+
+
+@covers_lower("sample_indices", "disjoint_samples", "required_iterations", "log_binom_table",
+              "support_needed", "msac_loss", "UniformSampler", "ProsacSampler",
+              "density_order")
+@given(S.seeds(), st.integers(2, 60), st.integers(1, 8), st.integers(0, 20),
+       S.floats(0.05, 0.95), S.floats(0.5, 0.999))
+def test_sampling_and_termination(seed, n, s, batch, w, p):
+    """Samples hold ``s`` distinct indices below ``n``; disjoint samples of one permutation
+    share none; RANSAC's count makes an all-inlier sample likely with probability ``p``; the
+    binomial table is ``log C(n, k)``; the MSAC loss is the truncated square; PROSAC draws from
+    its order and the density order is a permutation."""
+    from math import comb, log
+
+    s = min(s, n)
+    rng = np.random.default_rng(seed)
+    for draw in (XR.sample_indices, XR.disjoint_samples):
+        if draw is XR.disjoint_samples and batch == 0:
+            continue
+        idx = draw(rng, n, s, batch)
+        assert idx.shape == (batch, s) and (idx.min(initial=0) >= 0) and idx.max(initial=0) < n
+        assert all(len(set(row)) == s for row in idx.tolist())
+    k = XR.required_iterations(w, s, p)
+    assert -np.expm1(np.ceil(k) * np.log1p(-w ** s)) >= p - 1e-9  # P(an all-inlier sample)
+    table = XR.log_binom_table(n, s)
+    assert np.allclose(table, [log(comb(m, s)) for m in range(s, n + 1)])
+    assert s < XR.support_needed(n, s, 0.1, 1e-3) <= n + 1 or n <= s
+    r = np.random.default_rng(seed).uniform(0, 3, n)
+    assert np.isclose(XR.msac_loss(r, 1.5), np.sum(np.minimum(r * r, 2.25)))
+    order = np.random.default_rng(seed).permutation(n)
+    prosac = XR.ProsacSampler(order, s, p)
+    assert set(prosac.draw(rng, 4).ravel().tolist()) <= set(order.tolist())
+    assert XR.UniformSampler(n, s, p).draw(rng, 3).shape == (3, s)
+    data = np.random.default_rng(seed).normal(size=(n, 4))
+    assert sorted(XR.density_order(data, rng).tolist()) == list(range(n))
+
+
+@covers_lower("projective_pairs_from_tensor", "refine_projective_pair", "metric_residuals",
+              "fit_metric_pose", "refine_metric_pose", "metric_pose_information",
+              "tensor_map", "candidate_matrices",
+              "cameras_from_matrix", "normalize_matrix_gauge", "balance_matrix",
+              "principal_minor_jacobian", "solve_linear_batch", "sampson_distance_pairs")
+@given(S.two_view_scenes(15, 30, kinds=("two_slit",)))
+def test_lower_level_two_view_fits_are_exact_on_noise_free_matches(scene):
+    """From the true pose, the metric fit stays there (zero residuals, a positive definite
+    information matrix); the projective pairs of the true tensor reproduce it; the balanced
+    and gauge-normalised matrices have the same principal minors."""
+    from xslit.testing import projective_distance
+
+    p1, p2, i1, i2 = scene["points1"], scene["points2"], scene["intrinsics1"], scene["intrinsics2"]
+    c1, c2 = scene["camera1"], scene["camera2"]
+    fit = XS.fit_metric_pose(i1, i2, scene["rvec"], scene["tvec"], p1, p2, scene["X"],
+                             max_iterations=3)
+    assert fit.rms < 1e-6 and rel_err(fit.tvec, scene["tvec"]) < 1e-6
+    assert len(XS.refine_metric_pose(i1, i2, scene["rvec"], scene["tvec"], p1, p2)) == 4
+    fun, _ = XS.metric_residuals(i1, i2, p1, p2)
+    assert np.abs(fun(np.r_[scene["rvec"], scene["tvec"]], scene["X"])).max() < 1e-6
+    info, _ = XS.metric_pose_information(i1, i2, scene["rvec"], scene["tvec"], p1, p2,
+                                         scene["X"])
+    assert np.all(np.linalg.eigvalsh(info) > 0)
+    assert XS.tensor_map(i1, i2).ndim >= 2
+    F = xslit.computeEpipolarTensor(c1, c2)
+    pairs = XS.projective_pairs_from_tensor(F, p1, p2, refine=False)
+    assert projective_distance(pairs.F, F) < 1e-6
+    C = XE.matrix_from_cameras(c1.A1, c1.A2, c2.A1, c2.A2)
+    G = XE.principal_minor_tensor(C)
+    for D in (XE.balance_matrix(C), XE.normalize_matrix_gauge(C)):
+        assert projective_distance(XE.principal_minor_tensor(D), G) < 1e-9
+    f, J = XE.principal_minor_jacobian(C)
+    assert np.allclose(f, G.ravel()) and J.shape == (16, 16)
+    Cs, res = XE.candidate_matrices(G)
+    assert Cs.shape == (8, 4, 4) and np.nanmin(res) < 1e-6
+    A1, A2, B1, B2 = XE.cameras_from_matrix(Cs[np.nanargmin(res)])
+    assert projective_distance(XE.epipolar_tensor(A1, A2, B1, B2), F) < 1e-6
+    ref = XS.refine_projective_pair(C, p1, p2, max_iterations=3)
+    assert ref.rms < 1e-6
+    Fb, cond = XE.solve_linear_batch(p1[None, :15], p2[None, :15])
+    assert Fb.shape == (1, 2, 2, 2, 2) and cond.shape == (1,)
+    d = XE.sampson_distance_pairs(F, p1[:5], p2[:5])
+    assert np.allclose(np.diag(d), XE.sampson_distance(F, p1[:5], p2[:5]))
+
+
+@covers_lower("RobustOptions", "robust_estimate", "iterated_least_squares",
+              "chance_inlier_ratio", "chance_verdict")
+@given(S.seeds(), st.integers(30, 80), S.floats(0.0, 0.6),
+       st.sampled_from([XR.RANSAC, XR.MSAC, XR.LMEDS]), st.sampled_from([XR.UNIFORM, XR.PROSAC]))
+def test_robust_loop_finds_the_location_among_outliers(seed, n, ratio, method, sampler):
+    """On 1D data with a cluster at 3 (spread 0.1) and uniform outliers in [-100, 100], the
+    loop returns the cluster's location, with (at least) the cluster as inliers at the given
+    threshold (RANSAC, MSAC; LMedS with at most 30% outliers); iterated least
+    squares from the truth stays there; the chance ratio is about twice the threshold over the
+    outliers' range, and the cluster's support is not chance."""
+    if method == XR.LMEDS:
+        assume(ratio <= 0.3)  # the median must fall in the cluster, with margin
+    outliers = int(ratio * n)
+    problem = _mean_problem(seed, n, outliers)
+    options = XR.RobustOptions(method=method, sampler=sampler, threshold=0.5, confidence=0.999)
+    order = np.argsort(np.abs(problem.data - 3.0)) if sampler == XR.PROSAC else None
+    res = XR.robust_estimate(problem, options, seed, order)
+    assert res.success, res.reason
+    assert abs(float(np.ravel(res.model)[0]) - 3.0) < 0.1
+    if method != XR.LMEDS:  # LMedS's threshold comes from the median, not from options
+        assert res.inliers[: n - outliers].all()
+    model, _ = XR.iterated_least_squares(problem, np.array([3.0]), res.inliers, 0.5)
+    assert abs(model[0] - 3.0) < 0.1
+    p0 = XR.chance_inlier_ratio(problem, np.array([3.0]), 0.5, np.random.default_rng(seed), 5000)
+    assert 0.0 < p0 < 0.03
+    needed, reason = XR.chance_verdict(problem, res.inliers, p0, res.iterations, 1e-6)
+    assert reason == "" and needed <= res.inliers.sum()
+
+
+def test_every_lower_level_name_has_a_property():
+    """Every public name of xslit.epipolar, xslit.sfm and xslit.robust is covered by a
+    property above, or has no input of its own to validate."""
+    for short, module in (("epipolar", XE), ("sfm", XS), ("robust", XR)):
+        missing = sorted(set(module.__all__) - COVERED_LOWER - NO_INPUT[short])
+        assert not missing, f"xslit.{short} names without a property test: {missing}"
+        assert not NO_INPUT[short] - set(module.__all__)
+
+
 def test_every_public_name_has_a_property():
     public = set(xslit.__all__) - {"__version__"}
     missing = sorted(public - COVERED)

@@ -14,6 +14,7 @@ __all__ = [
     "MAX_ARRAY_BYTES",
     "check_allocation",
     "check_array",
+    "check_batch",
     "check_camera_stack",
     "check_finite",
     "check_image_points",
@@ -21,7 +22,9 @@ __all__ = [
     "check_matrix",
     "check_object_points",
     "check_path",
+    "check_point_pair",
     "check_positive_int",
+    "check_probability",
     "check_real",
     "check_rng",
     "check_rvec",
@@ -314,7 +317,7 @@ def check_mask(name, value, n):
     if value is None:
         return np.ones(n, bool)
     m = np.asarray(value)
-    if m.dtype == object or not (np.issubdtype(m.dtype, np.number) or m.dtype == bool):
+    if m.dtype == object or m.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be an (N,) or (N, 1) array of numbers or booleans with "
                          f"N = {n}, got dtype {m.dtype}")
     if m.shape not in ((n,), (n, 1)):
@@ -437,3 +440,69 @@ def check_correspondences_2d3d(object_name: str, object_points, image_name: str,
         raise ValueError(f"{object_name} and {image_name} must have the same number of points, "
                          f"got {len(X)} and {len(px)}")
     return X, px
+
+
+def check_batch(name: str, value, trailing: tuple[int, ...], *, batched: bool = True,
+                finite: bool = True) -> np.ndarray:
+    """A float64 array of shape ``(..., *trailing)`` (any leading batch dimensions when
+    ``batched``, none otherwise), real (not boolean) and, with ``finite``, without NaN or inf.
+
+    Examples
+    --------
+    >>> check_batch("F", np.zeros((5, 2, 2, 2, 2)), (2, 2, 2, 2)).shape
+    (5, 2, 2, 2, 2)
+    >>> check_batch("F", np.zeros((2, 2, 2)), (2, 2, 2, 2))
+    Traceback (most recent call last):
+    ...
+    ValueError: F must have shape (..., 2, 2, 2, 2), got (2, 2, 2)
+    """
+    trailing = tuple(trailing)
+    k = len(trailing)
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim >= k and \
+            value.shape[value.ndim - k:] == trailing and (batched or value.ndim == k) and \
+            (not finite or np.isfinite(value).all()):
+        return value  # the common case, checked in a few microseconds (kernels call this)
+    a = check_array(name, value)
+    if a.ndim < k or a.shape[a.ndim - k:] != trailing or (not batched and a.ndim != k):
+        want = ", ".join(map(str, trailing))
+        raise ValueError(f"{name} must have shape {'(..., ' if batched else '('}{want}), got "
+                         f"{a.shape}")
+    return check_finite(name, a) if finite else a
+
+
+def check_point_pair(name1: str, points1, name2: str, points2, *,
+                     min_count: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two pixel arrays ``(N, 2)`` float64 of one length ``N >= min_count`` (``(N, 1, 2)``
+    accepted), real and finite.
+
+    Examples
+    --------
+    >>> check_point_pair("points1", np.zeros((3, 2)), "points2", np.zeros((4, 2)))
+    Traceback (most recent call last):
+    ...
+    ValueError: points1 and points2 must have the same number of points, got 3 and 4
+    """
+    p1 = check_image_points(name1, points1, min_count=min_count)
+    p2 = check_image_points(name2, points2, min_count=min_count)
+    if len(p1) != len(p2):
+        raise ValueError(f"{name1} and {name2} must have the same number of points, got "
+                         f"{len(p1)} and {len(p2)}")
+    return p1, p2
+
+
+def check_probability(name: str, value, *, open_low: bool = True,
+                      open_high: bool = True) -> float:
+    """A real number in ``(0, 1)`` (ends included when not open), not a bool.
+
+    Examples
+    --------
+    >>> check_probability("confidence", 0.99)
+    0.99
+    >>> check_probability("confidence", 1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence must be a probability in (0, 1), got 1.5
+    """
+    what = f"a probability in {'(' if open_low else '['}0, 1{')' if open_high else ']'}"
+    return check_real(name, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high,
+                      what=what)

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._checks import check_array, check_batch, check_finite, check_point_pair
 from .tensor import kron_modes
 
 __all__ = [
@@ -48,8 +49,16 @@ def axis_normalization(values) -> np.ndarray:
 
     ``m`` is the mean and ``s`` makes the mean absolute deviation 1, for ``values`` of shape
     ``(..., N)`` (batched: result ``(..., 2, 2)``).
+
+    Parameters
+    ----------
+    values : (..., N) array_like
+        Coordinates along one image axis, N >= 1.
     """
-    v = np.asarray(values, dtype=float)
+    v = check_array("values", values)
+    if v.ndim < 1 or v.shape[-1] < 1:
+        raise ValueError(f"values must have shape (..., N) with N >= 1, got {v.shape}")
+    check_finite("values", v)
     m = v.mean(axis=-1)
     s = 1.0 / np.maximum(np.abs(v - m[..., None]).mean(axis=-1), 1e-12)
     T = np.zeros((*v.shape[:-1], 2, 2))
@@ -271,8 +280,17 @@ def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
         ``s_15 / s_1`` of the normalised design matrix (the second smallest singular value
         relative to the largest): near zero when the sample does not determine ``F``.
     """
-    B, n, _ = points1.shape
-    Ts, normed = normalize_axes(points1, points2)
+    p1, p2 = (check_batch(name, p, (2,)) for name, p in
+              (("points1", points1), ("points2", points2)))
+    for name, p in (("points1", p1), ("points2", p2)):
+        if p.ndim != 3 or p.shape[1] < MIN_LINEAR_POINTS:
+            raise ValueError(f"{name} must have shape (B, n, 2) with n >= {MIN_LINEAR_POINTS}, "
+                             f"got {p.shape}")
+    if p1.shape != p2.shape:
+        raise ValueError(f"points1 and points2 must have the same shape, got {p1.shape} and "
+                         f"{p2.shape}")
+    B, n, _ = p1.shape
+    Ts, normed = normalize_axes(p1, p2)
     D = design_rows(*normed)
     if n < 16:  # pad to a square system so the SVD returns the null vector
         D = np.concatenate([D, np.zeros((B, 16 - n, 16))], axis=1)
@@ -297,10 +315,18 @@ def solve_linear(points1, points2, weights=None) -> tuple[np.ndarray, float]:
     conditioning : float
         ``s_15 / s_1`` of the normalised design matrix.
     """
+    points1, points2 = check_point_pair("points1", points1, "points2", points2,
+                                        min_count=MIN_LINEAR_POINTS)
+    if weights is not None:
+        weights = check_array("weights", weights)
+        if weights.shape != (len(points1),) or not np.all(weights >= 0):  # NaN fails >= 0
+            raise ValueError(f"weights must be ({len(points1)},) finite and non-negative, got "
+                             f"shape {weights.shape}")
+        check_finite("weights", weights)
     Ts, normed = normalize_axes(points1, points2)
     D = design_rows(*normed)
     if weights is not None:
-        D = D * np.asarray(weights, dtype=float)[:, None]
+        D = D * weights[:, None]
     f, cond = null_vector_tall(D)
     return denormalize(f, Ts), cond
 

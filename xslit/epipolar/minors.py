@@ -22,6 +22,8 @@ import itertools
 
 import numpy as np
 
+from .._checks import check_batch
+
 __all__ = [
     "balance_matrix",
     "cameras_from_matrix",
@@ -34,6 +36,22 @@ __all__ = [
 ]
 
 _SUBSETS = np.array(list(itertools.product((0, 1), repeat=4)))  # F index (i, j, k, l)
+
+
+def _check_C(value, *, complex_ok: bool = False) -> np.ndarray:
+    """``C`` as a finite ``(..., 4, 4)`` float64 array (complex128 too when ``complex_ok``)."""
+    if complex_ok:
+        try:
+            a = np.asarray(value)
+        except (ValueError, TypeError):
+            a = None
+        if a is not None and a.dtype.kind == "c":
+            if a.ndim < 2 or a.shape[-2:] != (4, 4):
+                raise ValueError(f"C must have shape (..., 4, 4), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError("C must be finite, got NaN or inf entries")
+            return a.astype(complex, copy=False)
+    return check_batch("C", value, (4, 4))
 
 
 def _minor_index():
@@ -70,7 +88,7 @@ def principal_minor_tensor(C) -> np.ndarray:
     -------
     F : (..., 2, 2, 2, 2) ndarray, with ``F[1, 1, 1, 1] = 1`` (the empty minor).
     """
-    x = _monomial_factors(C)
+    x = _monomial_factors(_check_C(C, complex_ok=True))
     f = (x[..., 0] * x[..., 1] * x[..., 2] * x[..., 3]) @ _POLY_A.T
     f[..., 15] = 1.0
     return f.reshape((*f.shape[:-1], 2, 2, 2, 2))
@@ -142,7 +160,7 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
     >>> bool(np.allclose(J[6], fd, atol=1e-6))
     True
     """
-    C = np.asarray(C, dtype=float)
+    C = _check_C(C)
     lead = C.shape[:-2]
     x = _monomial_factors(C)
     x01, x23 = x[..., 0] * x[..., 1], x[..., 2] * x[..., 3]
@@ -156,8 +174,13 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
 
 def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The canonical cameras of eq. vecrep: ``A1 = [e1; c1], A2 = [e2; c2], B1 = [e3; c3],
-    B2 = [e4; c4]``."""
-    C = np.asarray(C, dtype=float)
+    B2 = [e4; c4]``.
+
+    Parameters
+    ----------
+    C : (4, 4) array_like
+    """
+    C = check_batch("C", C, (4, 4), batched=False)
     E = np.eye(4)
     return tuple(np.stack([E[m], C[m]]) for m in range(4))
 
@@ -167,19 +190,30 @@ def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
 
     The frame is ``H = inv([A1[0]; A2[0]; B1[0]; B2[0]])``; raises ValueError when those four
     rows are dependent (the canonical frame does not exist).
+
+    Parameters
+    ----------
+    A1, A2, B1, B2 : (2, 4) array_like
     """
+    A1, A2, B1, B2 = (check_batch(n, a, (2, 4), batched=False) for n, a in
+                      (("A1", A1), ("A2", A2), ("B1", B1), ("B2", B2)))
     rows = np.stack([A1[0], A2[0], B1[0], B2[0]])
     if abs(np.linalg.det(rows / np.linalg.norm(rows, axis=1, keepdims=True))) < 1e-12:
-        raise ValueError("cameras: the first rows of A1, A2, B1, B2 are dependent, so the "
-                         "canonical frame of eq. vecrep does not exist")
+        raise ValueError("A1, A2, B1 and B2 must have independent first rows, got dependent "
+                         "ones (the canonical frame of eq. vecrep does not exist)")
     Hinv = np.linalg.inv(rows)
     C = np.stack([A1[1], A2[1], B1[1], B2[1]]) @ Hinv
     return normalize_matrix_gauge(C)
 
 
 def normalize_matrix_gauge(C) -> np.ndarray:
-    """The representative ``D^{-1} C D`` with ``c12 = c13 = c14 = 1`` (batched ``(..., 4, 4)``)."""
-    C = np.asarray(C, dtype=float)
+    """The representative ``D^{-1} C D`` with ``c12 = c13 = c14 = 1`` (batched ``(..., 4, 4)``).
+
+    Parameters
+    ----------
+    C : (..., 4, 4) array_like
+    """
+    C = _check_C(C)
     dvec = np.ones(C.shape[:-1])
     with np.errstate(divide="ignore", invalid="ignore"):
         dvec[..., 1:] = 1.0 / C[..., 0, 1:]
@@ -195,7 +229,7 @@ def balance_matrix(C) -> np.ndarray:
     """
     from scipy.linalg import matrix_balance
 
-    B, _ = matrix_balance(np.asarray(C, dtype=float), permute=False)
+    B, _ = matrix_balance(check_batch("C", C, (4, 4), batched=False), permute=False)
     return B
 
 
@@ -251,7 +285,7 @@ def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
         Relative mismatch of the two unused entries :math:`f_{1111}, f_{2111}` (all 16 entries
         are compared; the 14 used ones match by construction on exact input).
     """
-    F = np.asarray(F, dtype=float)
+    F = check_batch("F", F, (2, 2, 2, 2))
     lead = F.shape[:-4]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f = F.reshape(*lead, 16) / F[..., 1, 1, 1, 1, None]
@@ -305,8 +339,9 @@ def recover_configurations(F):
     Raises
     ------
     ValueError
-        When ``F[1, 1, 1, 1]`` (the paper's :math:`f_{2222}`) vanishes or no candidate is finite:
-        the tensor is degenerate for the algorithm's gauge.
+        When ``F`` is not a finite (2, 2, 2, 2) real array, or ``F[1, 1, 1, 1]`` (the paper's
+        :math:`f_{2222}`) vanishes or no candidate is finite: the tensor is degenerate for
+        the algorithm's gauge.
 
     Examples
     --------
@@ -320,7 +355,7 @@ def recover_configurations(F):
     array([[-14.22,   8.33,  -6.67, -22.17],
            [-14.22,   8.33,   9.25,   4.24]])
     """
-    F = np.asarray(F, dtype=float)
+    F = check_batch("F", F, (2, 2, 2, 2), batched=False)
     if abs(F[1, 1, 1, 1]) <= 1e-12 * np.abs(F).max():
         raise ValueError("F: the entry f_2222 (F[1, 1, 1, 1]) vanishes, so the principal-minor "
                          "recovery with c12 = c13 = c14 = 1 is undefined for this tensor")

@@ -22,6 +22,7 @@ import itertools
 
 import numpy as np
 
+from .._checks import check_batch, check_image_points, check_point_pair
 from .._scratch import Scratch
 
 __all__ = [
@@ -67,8 +68,13 @@ def epipolar_tensor(A1, A2, B1, B2) -> np.ndarray:
     array([[     0,      0],
            [ 21816, -25650]])
     """
-    mats = [np.asarray(a, dtype=float) for a in (A1, A2, B1, B2)]
-    shape = np.broadcast_shapes(*(m.shape for m in mats))[:-2]
+    names = ("A1", "A2", "B1", "B2")
+    mats = [check_batch(n, a, (2, 4)) for n, a in zip(names, (A1, A2, B1, B2), strict=True)]
+    try:
+        shape = np.broadcast_shapes(*(m.shape for m in mats))[:-2]
+    except ValueError as exc:
+        raise ValueError("A1, A2, B1 and B2 must have broadcastable batch shapes, got "
+                         f"{', '.join(str(m.shape) for m in mats)}") from exc
     mats = [np.broadcast_to(m, (*shape, 2, 4)) for m in mats]
     rows = np.stack([m[..., 1 - INDEX[:, p], :] for p, m in enumerate(mats)], axis=-1)
     # rows: (..., 16, 4, 4) with the chosen rows as columns.
@@ -93,8 +99,13 @@ def _kron_rows(p, q, r, s) -> np.ndarray:
 
 
 def design_matrix(points1, points2) -> np.ndarray:
-    """Rows ``kron([x,1], [y,1], [x',1], [y',1])``: ``design @ F.ravel()`` is eq. linF, (N, 16)."""
-    return _kron_rows(*_lift(points1, points2))
+    """Rows ``kron([x,1], [y,1], [x',1], [y',1])``: ``design @ F.ravel()`` is eq. linF, (N, 16).
+
+    Parameters
+    ----------
+    points1, points2 : (N, 2) array_like
+    """
+    return _kron_rows(*_lift(*check_point_pair("points1", points1, "points2", points2)))
 
 
 def evaluate_tensor(F, points1, points2) -> np.ndarray:
@@ -104,8 +115,8 @@ def evaluate_tensor(F, points1, points2) -> np.ndarray:
     -------
     e : (N,) or (B, N) ndarray
     """
-    a, b, c, d = _lift(points1, points2)
-    F = np.asarray(F, dtype=float)
+    F = check_batch("F", F, (2, 2, 2, 2))
+    a, b, c, d = _lift(*check_point_pair("points1", points1, "points2", points2))
     return np.einsum("...ijkl,ni,nj,nk,nl->...n", F, a, b, c, d, optimize=True)
 
 
@@ -117,7 +128,8 @@ def tensor_gradient(F, points1, points2):
     e : (..., N) ndarray
     grad : (..., N, 4) ndarray
     """
-    F = np.asarray(F, dtype=float)
+    F = check_batch("F", F, (2, 2, 2, 2))
+    points1, points2 = check_point_pair("points1", points1, "points2", points2)
     lead, n = F.shape[:-4], len(points1)
     e, grad = SampsonRows(points1, points2).residual_and_gradient(F.reshape(-1, 16))
     return e.reshape(*lead, n), np.moveaxis(grad, 0, -1).reshape(*lead, n, 4)
@@ -144,7 +156,8 @@ def sampson_distance(F, points1, points2) -> np.ndarray:
     d : (N,) or (B, N) ndarray
         ``inf`` where the gradient vanishes but the residual does not.
     """
-    F = np.asarray(F, dtype=float)
+    F = check_batch("F", F, (2, 2, 2, 2))
+    points1, points2 = check_point_pair("points1", points1, "points2", points2)
     d = SampsonRows(points1, points2).distances(F.reshape(-1, 16))
     return d.reshape(*F.shape[:-4], len(points1))
 
@@ -167,7 +180,9 @@ def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
     -------
     d : (N1, N2) ndarray
     """
-    M = np.asarray(F, dtype=float).reshape(4, 4)
+    M = check_batch("F", F, (2, 2, 2, 2), batched=False).reshape(4, 4)
+    points1 = check_image_points("points1", points1)
+    points2 = check_image_points("points2", points2)
     x, y, a = _lifted_rows(points1)
     xp, yp, c = _lifted_rows(points2)
     aM, Mc = (M.T @ a)[:, :, None], (M @ c)[:, None, :]  # (4, N1, 1), (4, 1, N2)
@@ -181,8 +196,15 @@ def contract_modes(F, T1, T2, T3, T4) -> np.ndarray:
     If pixels are normalised by ``[x_n, 1] = T [x, 1]`` on each axis, the tensor of the
     original pixels is ``contract_modes(F_n, T1, T2, T3, T4)``: each tensor mode is contracted
     with its axis' 2x2 matrix, since each mode is linear in ``[x, 1]`` of one axis. Works on batches ``(..., 2, 2, 2, 2)``.
+
+    Parameters
+    ----------
+    F : (..., 2, 2, 2, 2) array_like
+    T1, T2, T3, T4 : (..., 2, 2) array_like
     """
-    F = np.asarray(F, dtype=float)
+    F = check_batch("F", F, (2, 2, 2, 2))
+    T1, T2, T3, T4 = (check_batch(n, T, (2, 2)) for n, T in
+                      (("T1", T1), ("T2", T2), ("T3", T3), ("T4", T4)))
     f = F.reshape(*F.shape[:-4], 16) @ kron_modes(T1, T2, T3, T4)
     return f.reshape(F.shape)
 

@@ -22,7 +22,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from .._checks import check_positive_int, check_rng, check_threshold
+from .._checks import (check_array, check_mask, check_positive_int, check_probability,
+                       check_real, check_rng, check_threshold)
 from .sampling import (
     ProsacSampler,
     Sampler,
@@ -135,7 +136,8 @@ class RobustProblemBase:
 
 @dataclass
 class RobustOptions:
-    """Options of :func:`robust_estimate` (validated by it)."""
+    """Options of :func:`robust_estimate`, validated at construction (a ValueError names the
+    option) and again by :func:`robust_estimate` (fields may be set in between)."""
 
     method: str = MSAC
     #: ``UNIFORM`` (RANSAC's sampling) or ``PROSAC`` (progressive, on a quality order).
@@ -158,6 +160,9 @@ class RobustOptions:
     #: Significance of the non-randomness test of the final support (None: no test).
     randomness_alpha: float | None = 1e-6
 
+    def __post_init__(self):
+        _check_options(self)
+
 
 @dataclass
 class RobustResult:
@@ -170,27 +175,47 @@ class RobustResult:
     history: dict = field(default_factory=dict)
 
 
+def _check_problem(problem, *members: str):
+    """ValueError naming ``problem`` unless it has ``members`` of :class:`RobustProblem`
+    (integer sizes, callable methods)."""
+    bad = []
+    for m in members:
+        value = getattr(problem, m, None)
+        if m in ("sample_size", "n_points"):
+            ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and \
+                value >= (1 if m == "sample_size" else 0)
+        else:
+            ok = callable(value)
+        if not ok:
+            bad.append(m)
+    if bad:
+        raise ValueError(f"problem must implement RobustProblem ({', '.join(bad)} missing or "
+                         f"invalid), got {type(problem).__name__}")
+    return problem
+
+
 def _check_options(opt: RobustOptions) -> None:
     """ValueError naming the first invalid option, what was expected and what came."""
     if not isinstance(opt, RobustOptions):
         raise ValueError(f"options must be RobustOptions, got {type(opt).__name__}")
-    if opt.method not in (RANSAC, MSAC, LMEDS):
+    if not isinstance(opt.method, str) or opt.method not in (RANSAC, MSAC, LMEDS):
         raise ValueError(f"options.method must be one of {RANSAC!r}, {MSAC!r}, {LMEDS!r}, "
                          f"got {opt.method!r}")
-    if opt.sampler not in (UNIFORM, PROSAC):
-        raise ValueError(f"sampler must be {UNIFORM!r} or {PROSAC!r}, got {opt.sampler!r}")
+    if not isinstance(opt.sampler, str) or opt.sampler not in (UNIFORM, PROSAC):
+        raise ValueError(f"options.sampler must be {UNIFORM!r} or {PROSAC!r}, got {opt.sampler!r}")
     check_threshold("options.threshold", opt.threshold)
-    if not 0.0 < opt.confidence < 1.0:
-        raise ValueError(f"options.confidence must be in (0, 1), got {opt.confidence!r}")
+    check_probability("options.confidence", opt.confidence)
     for name, minimum in (("max_iterations", 1), ("min_iterations", 0), ("batch_size", 1),
                           ("lo_iterations", 0), ("lo_sample_factor", 1),
                           ("lo_anneal_steps", 0), ("lo_rounds", 0), ("preemptive_subset", 0)):
         check_positive_int(f"options.{name}", getattr(opt, name), minimum=minimum)
-    if not opt.lo_anneal >= 1.0:
-        raise ValueError(f"options.lo_anneal must be >= 1, got {opt.lo_anneal!r}")
-    alpha = opt.randomness_alpha
-    if alpha is not None and not 0.0 < alpha < 1.0:
-        raise ValueError(f"options.randomness_alpha must be None or in (0, 1), got {alpha!r}")
+    check_real("options.lo_anneal", opt.lo_anneal, low=1.0, what="a finite number >= 1")
+    for name in ("local_optimization", "final_refit"):
+        if not isinstance(getattr(opt, name), (bool, np.bool_)):
+            raise ValueError(f"options.{name} must be True or False, got "
+                             f"{getattr(opt, name)!r}")
+    if opt.randomness_alpha is not None:
+        check_probability("options.randomness_alpha", opt.randomness_alpha)
 
 
 def msac_loss(residuals, threshold: float) -> np.ndarray:
@@ -202,7 +227,26 @@ def msac_loss(residuals, threshold: float) -> np.ndarray:
     --------
     >>> float(msac_loss(np.array([0.5, 3.0]), 1.0))
     1.25
+
+    Parameters
+    ----------
+    residuals : (..., n) array_like
+        Real, not NaN (``inf`` is a residual beyond any threshold).
+    threshold : float
+        Positive and finite.
     """
+    r = check_array("residuals", residuals)
+    if r.ndim < 1:
+        raise ValueError(f"residuals must have shape (..., n), got {r.shape}")
+    if np.isnan(r).any():
+        raise ValueError(f"residuals must not be NaN, got {int(np.isnan(r).sum())} NaN entries")
+    thr = check_real("threshold", threshold, low=0.0, low_open=True,
+                     what="a positive finite number")
+    return _msac_loss(r, thr)
+
+
+def _msac_loss(residuals: np.ndarray, threshold: float) -> np.ndarray:
+    """:func:`msac_loss` on validated input (the loop's kernel)."""
     return np.minimum(residuals * residuals, threshold * threshold).sum(axis=-1)
 
 
@@ -211,7 +255,7 @@ def _loss(method: str, r: np.ndarray, thr: float) -> np.ndarray:
     if method == RANSAC:
         return -(r < thr).sum(axis=-1).astype(float)
     if method == MSAC:
-        return msac_loss(r, thr)
+        return _msac_loss(r, thr)
     if method == LMEDS:
         return np.median(r * r, axis=-1)
     raise ValueError(f"method must be one of {RANSAC!r}, {MSAC!r}, {LMEDS!r}, got {method!r}")
@@ -324,7 +368,7 @@ def _make_sampler(problem, opt: RobustOptions, rng, order) -> Sampler:
 def _chance_ratio(problem, model, thr, rng, draws: int, scorer: _BatchScorer) -> float:
     """:func:`chance_inlier_ratio`, or the hypotheses' median support when the problem has no
     wrong pairs to offer."""
-    p0 = chance_inlier_ratio(problem, model, thr, rng, draws)
+    p0 = _chance_inlier_ratio(problem, model, thr, rng, draws)
     return scorer.median_support() if p0 is None else p0
 
 
@@ -342,6 +386,14 @@ def chance_inlier_ratio(problem: RobustProblem, model, threshold: float, rng,
     >>> round(chance_inlier_ratio(Pairs(), None, 0.25, None, 999), 3)
     0.251
     """
+    _check_problem(problem, "chance_residuals")
+    threshold = check_real("threshold", threshold, low=0.0, low_open=True,
+                           what="a positive finite number")
+    draws = check_positive_int("draws", draws)
+    return _chance_inlier_ratio(problem, model, threshold, rng, draws)
+
+
+def _chance_inlier_ratio(problem, model, threshold, rng, draws):
     r = problem.chance_residuals(model, rng, draws)
     if r is None:
         return None
@@ -390,11 +442,11 @@ def _final_refit(problem, best: _Best, opt: RobustOptions):
         thr = opt.threshold
     if not opt.final_refit or best.polished or inliers.sum() <= s:
         return model, inliers, thr, False
-    refined, _ = iterated_least_squares(problem, model, inliers, thr)
+    refined, _ = _iterated_least_squares(problem, model, inliers, thr)
     if refined is None:
         return model, inliers, thr, False
     r = _residuals_of(problem, refined)
-    if msac_loss(r, thr) <= msac_loss(_residuals_of(problem, model), thr) * (1 + 1e-9):
+    if _msac_loss(r, thr) <= _msac_loss(_residuals_of(problem, model), thr) * (1 + 1e-9):
         return refined, r < thr, thr, True
     return model, inliers, thr, False
 
@@ -406,7 +458,7 @@ def _non_randomness_test(problem, result: RobustResult, chance: float | None, al
     thr = result.history["threshold"]
     p0 = chance if chance is not None else _chance_ratio(problem, result.model, thr, rng,
                                                          20000, scorer)
-    needed, reason = chance_verdict(problem, result.inliers, p0, result.iterations, alpha)
+    needed, reason = _chance_verdict(problem, result.inliers, p0, result.iterations, alpha)
     result.history["chance_inlier_ratio"] = p0
     result.history["support_needed"] = needed
     if reason:
@@ -436,6 +488,17 @@ def chance_verdict(problem: RobustProblem, inliers, chance: float, hypotheses: i
     needed : int
     reason : str
     """
+    _check_problem(problem, "n_points", "sample_size")
+    if inliers is None:
+        raise ValueError(f"inliers must be an ({problem.n_points},) mask, got None")
+    inliers = check_mask("inliers", inliers, problem.n_points)
+    check_probability("chance", chance, open_low=False, open_high=False)
+    hypotheses = check_positive_int("hypotheses", hypotheses, minimum=0)
+    alpha = check_probability("alpha", alpha)
+    return _chance_verdict(problem, inliers, chance, hypotheses, alpha)
+
+
+def _chance_verdict(problem, inliers, chance, hypotheses, alpha):
     n, s = problem.n_points, problem.sample_size
     tests = min(float(max(hypotheses, 1)), float(np.exp(log_binom_table(n, s)[-1])))
     needed = support_needed(n, s, chance, alpha / tests)
@@ -478,6 +541,7 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     ValueError
         On invalid options or order (naming it).
     """
+    _check_problem(problem, "sample_size", "n_points")
     _check_options(options)
     rng = check_rng(rng)
     n, s = problem.n_points, problem.sample_size
@@ -491,6 +555,7 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
         return RobustResult(None, np.zeros(n, bool), np.inf, 0, False,
                             f"{n} points, at least {s} are needed")
     sampler = _make_sampler(problem, opt, rng, order)
+    _check_problem(problem, "fit_samples", "residuals", "refit")
     scorer = _BatchScorer(problem, opt, rng)
     lo = opt.local_optimization and opt.method != LMEDS
     best = _Best()
@@ -554,6 +619,10 @@ def support_needed(n: int, s: int, p0: float, alpha: float) -> int:
     """
     from scipy.special import bdtrik
 
+    n = check_positive_int("n", n, minimum=0)
+    s = check_positive_int("s", s)
+    p0 = check_probability("p0", p0, open_low=False, open_high=False)
+    alpha = check_probability("alpha", alpha)
     if n <= s:
         return s + 1
     p = min(max(p0, 1e-9), 1.0 - 1e-9)
@@ -590,6 +659,22 @@ def iterated_least_squares(problem: RobustProblem, model, inliers, threshold: fl
         Whether the inlier set stopped changing, up to :data:`CONVERGED_CHANGE` of it (a
         converged refit need not be repeated).
     """
+    _check_problem(problem, "n_points", "residuals", "refit")
+    if inliers is None:
+        raise ValueError(f"inliers must be an ({problem.n_points},) mask, got None")
+    inliers = check_mask("inliers", inliers, problem.n_points)
+    threshold = check_real("threshold", threshold, low=0.0, low_open=True,
+                           what="a positive finite number")
+    iterations = check_positive_int("iterations", iterations, minimum=0)
+    anneal = check_real("anneal", anneal, low=1.0, what="a finite number >= 1")
+    anneal_steps = check_positive_int("anneal_steps", anneal_steps, minimum=0)
+    return _iterated_least_squares(problem, model, inliers, threshold, iterations, anneal,
+                                   anneal_steps)
+
+
+def _iterated_least_squares(problem, model, inliers, threshold, iterations=3, anneal=1.0,
+                            anneal_steps=0):
+    """:func:`iterated_least_squares` on validated input (the loop's kernel)."""
     thr = threshold
     current, fitted = model, False
     if anneal > 1.0 and anneal_steps > 0:
@@ -634,12 +719,12 @@ def _best_inner_fit(problem, model, residuals, loss, opt: RobustOptions, rng, su
     fits, _ = problem.fit_samples(picks, near=model)
     if not len(fits):
         return None
-    ranked = msac_loss(problem.residuals(fits, subset), thr)
+    ranked = _msac_loss(problem.residuals(fits, subset), thr)
     k = int(np.argmin(ranked))
-    if not ranked[k] < (loss if subset is None else msac_loss(residuals[subset], thr)):
+    if not ranked[k] < (loss if subset is None else _msac_loss(residuals[subset], thr)):
         return None
     r = _residuals_of(problem, fits[k])
-    fit_loss = msac_loss(r, thr)
+    fit_loss = _msac_loss(r, thr)
     return (fits[k], r, fit_loss) if fit_loss < loss else None
 
 
@@ -654,7 +739,7 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, subs
     """
     thr = opt.threshold
     best, best_r = model, residuals
-    best_loss = msac_loss(best_r, thr)
+    best_loss = _msac_loss(best_r, thr)
     converged = False
     for round_ in range(max(opt.lo_rounds, 1)):
         start, start_r, start_loss = best, best_r, best_loss
@@ -664,12 +749,12 @@ def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, subs
         elif round_ > 0:  # no sample beat the optimised model
             break
         # A converged refit rejected here would be rejected again by the final refit.
-        ref, conv = iterated_least_squares(problem, start, start_r < thr, thr,
+        ref, conv = _iterated_least_squares(problem, start, start_r < thr, thr,
                                            anneal=opt.lo_anneal,
                                            anneal_steps=opt.lo_anneal_steps)
         if ref is not None:
             r = _residuals_of(problem, ref)
-            loss = msac_loss(r, thr)
+            loss = _msac_loss(r, thr)
             if loss < start_loss:
                 start, start_r, start_loss = ref, r, loss
         if not start_loss < best_loss * (1 - 1e-6) and round_ > 0:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_array, check_finite, check_positive_int
+
 __all__ = ["density_order"]
 
 
@@ -44,7 +46,16 @@ def density_order(data, rng, k: int = 3, n_candidates: int = 200,
     """
     from scipy.spatial import cKDTree
 
-    data = np.asarray(data, dtype=float)
+    data = check_array("data", data)
+    if data.ndim != 2 or data.shape[1] < 1:
+        raise ValueError(f"data must have shape (N, d) with d >= 1, got {data.shape}")
+    check_finite("data", data)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    k = check_positive_int("k", k)
+    n_candidates = check_positive_int("n_candidates", n_candidates)
+    n_reference = check_positive_int("n_reference", n_reference)
+    grid = check_positive_int("grid", grid)
     n = len(data)
     if n <= k + 1:
         return rng.permutation(n)

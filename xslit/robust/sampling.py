@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .._checks import check_positive_int
+from .._checks import check_index_array, check_positive_int, check_probability, check_real
 
 __all__ = [
     "ProsacSampler",
@@ -44,6 +44,21 @@ class Sampler(Protocol):
         probability that a point fits by chance (only a progressive sampler uses it)."""
 
 
+def _check_generator(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def _check_sample_args(n, s, batch) -> tuple[int, int, int]:
+    n = check_positive_int("n", n)
+    s = check_positive_int("s", s)
+    batch = check_positive_int("batch", batch, minimum=0)
+    if s > n:
+        raise ValueError(f"s must be at most n = {n} (distinct indices), got {s}")
+    return n, s, batch
+
+
 def sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
     """``batch`` samples of ``s`` distinct indices out of ``n``, vectorised: ``(batch, s)``.
 
@@ -53,6 +68,8 @@ def sample_indices(rng: np.random.Generator, n: int, s: int, batch: int) -> np.n
     >>> S.shape, all(len(set(row)) == 3 for row in S)
     ((4, 3), True)
     """
+    rng = _check_generator(rng)
+    n, s, batch = _check_sample_args(n, s, batch)
     return _sample_pools(rng, np.full(batch, n), s)
 
 
@@ -94,6 +111,7 @@ def disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> np
     >>> sorted(S.ravel().tolist()) == list(range(10))
     True
     """
+    rng = _check_generator(rng)
     n = check_positive_int("n", n)
     s = check_positive_int("s", s)
     batch = check_positive_int("batch", batch)
@@ -113,6 +131,10 @@ def log_binom_table(n_max: int, k: int) -> np.ndarray:
     >>> np.round(np.exp(log_binom_table(6, 2)), 9)
     array([ 1.,  3.,  6., 10., 15.])
     """
+    n_max = check_positive_int("n_max", n_max, minimum=0)
+    k = check_positive_int("k", k, minimum=0)
+    if n_max < k:
+        raise ValueError(f"n_max must be at least k = {k}, got {n_max}")
     n = np.arange(k + 1, n_max + 1, dtype=float)
     return np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
 
@@ -130,6 +152,10 @@ def required_iterations(inlier_ratio: float, s: int, confidence: float) -> float
     >>> round(required_iterations(0.5, 4, 0.99))
     71
     """
+    inlier_ratio = check_probability("inlier_ratio", inlier_ratio, open_low=False,
+                                     open_high=False)
+    s = check_positive_int("s", s)
+    confidence = check_probability("confidence", confidence)
     w = inlier_ratio**s
     if w <= 0:
         return np.inf
@@ -155,16 +181,21 @@ class UniformSampler:
     progressive = False
 
     def __init__(self, n: int, s: int, confidence: float):
-        self.n, self.s, self.confidence = n, s, confidence
+        n, s, _ = _check_sample_args(n, s, 0)
+        self.n, self.s = n, s
+        self.confidence = check_probability("confidence", confidence)
 
     def first_batch(self, batch_size: int) -> int:
         return batch_size
 
     def draw(self, rng: np.random.Generator, batch: int) -> np.ndarray:
-        return sample_indices(rng, self.n, self.s, batch)
+        return _sample_pools(rng, np.full(batch, self.n), self.s)
 
     def needed(self, inliers: np.ndarray, chance: float | None = None) -> float:
-        return required_iterations(inliers.mean(), self.s, self.confidence)
+        w = float(np.mean(inliers)) ** self.s
+        if w <= 0:
+            return np.inf
+        return 0 if w >= 1 else np.log(1 - self.confidence) / np.log1p(-w)
 
 
 class ProsacSampler:
@@ -197,7 +228,19 @@ class ProsacSampler:
 
     def __init__(self, order, s: int, confidence: float, t_total: float = 200000.0,
                  min_length: int = 100):
+        order = check_index_array("order", order)
         n = len(order)
+        if order.ndim != 1 or n < 1:
+            raise ValueError(f"order must have shape (N,) with N >= 1, got {order.shape}")
+        if order.min() < 0 or order.max() >= n:
+            raise ValueError(f"order must hold indices in [0, {n}), got [{order.min()}, "
+                             f"{order.max()}]")
+        s = check_positive_int("s", s)
+        if s > n:
+            raise ValueError(f"s must be at most the {n} points of order, got {s}")
+        confidence = check_probability("confidence", confidence)
+        t_total = check_real("t_total", t_total, low=1.0, what="a finite number >= 1")
+        min_length = check_positive_int("min_length", min_length)
         self.order, self.s, self.n, self.confidence = np.asarray(order), s, n, confidence
         self.sizes = np.arange(s, n + 1)
         self.min_length = min(max(min_length, s), n)

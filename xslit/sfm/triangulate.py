@@ -14,7 +14,53 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_array, check_finite, check_image_points, check_positive_int
+
 __all__ = ["reprojection_residuals", "triangulate_linear", "triangulate_nonlinear"]
+
+
+def _check_views(cameras, points) -> tuple[list, list[np.ndarray]]:
+    """Validate ``V >= 1`` two-slit cameras and their ``V`` pixel arrays of one length ``N``.
+
+    Parameters
+    ----------
+    cameras : sequence of V TwoSlitCamera
+        Objects with ``(2, 4)`` matrices ``A1`` and ``A2``.
+    points : sequence of V (N, 2) array_like
+
+    Returns
+    -------
+    cameras : list of V cameras
+    points : list of V (N, 2) float64 ndarray
+
+    Raises
+    ------
+    ValueError
+        Naming ``cameras`` or ``points[i]``, what was expected and what came.
+    """
+    if not isinstance(cameras, (list, tuple)) or not cameras or not all(
+            hasattr(c, "A1") and hasattr(c, "A2") for c in cameras):
+        raise ValueError("cameras must be a non-empty list of two-slit cameras, got "
+                         f"{type(cameras).__name__}")
+    if isinstance(points, np.ndarray) and points.ndim == 3:
+        points = list(points)
+    if not isinstance(points, (list, tuple)) or len(points) != len(cameras):
+        got = len(points) if isinstance(points, (list, tuple)) else type(points).__name__
+        raise ValueError(f"points must be a list of {len(cameras)} (N, 2) arrays (one per "
+                         f"camera), got {got}")
+    pts = [check_image_points(f"points[{i}]", p) for i, p in enumerate(points)]
+    if len({len(p) for p in pts}) > 1:
+        raise ValueError("points must hold the same number of points in every view, got "
+                         f"{[len(p) for p in pts]}")
+    return list(cameras), pts
+
+
+def _check_homogeneous(name: str, X, n: int) -> np.ndarray:
+    X = check_array(name, X)
+    if X.shape != (n, 4):
+        raise ValueError(f"{name} must have shape ({n}, 4) (homogeneous points, one per "
+                         f"correspondence), got {X.shape}")
+    return check_finite(name, X)
 
 
 def _planes(cameras, points):
@@ -38,7 +84,7 @@ def triangulate_linear(cameras, points) -> np.ndarray:
     -------
     X : (N, 4) ndarray of unit-norm homogeneous points, sign chosen with ``X[3] >= 0``.
     """
-    P = _planes(cameras, points)
+    P = _planes(*_check_views(cameras, points))
     _, _, Vt = np.linalg.svd(P)
     X = Vt[:, -1, :]
     X *= np.where(X[:, 3:] < 0, -1.0, 1.0)
@@ -46,7 +92,16 @@ def triangulate_linear(cameras, points) -> np.ndarray:
 
 
 def reprojection_residuals(cameras, points, X) -> np.ndarray:
-    """Pixel residuals ``(N, 2V)`` of homogeneous points ``X`` (N, 4) in each camera."""
+    """Pixel residuals ``(N, 2V)`` of homogeneous points ``X`` (N, 4) in each camera.
+
+    Parameters
+    ----------
+    cameras : sequence of V TwoSlitCamera
+    points : sequence of V (N, 2) array_like
+    X : (N, 4) array_like
+    """
+    cameras, points = _check_views(cameras, points)
+    X = _check_homogeneous("X", X, len(points[0]))
     res = []
     for cam, px in zip(cameras, points, strict=True):
         a = X @ cam.A1.T
@@ -62,11 +117,22 @@ def triangulate_nonlinear(cameras, points, X0, iterations: int = 10) -> np.ndarr
 
     Points with ``|X[3]|`` tiny (at or near infinity) are left as they are.
 
+    Parameters
+    ----------
+    cameras : sequence of V TwoSlitCamera
+    points : sequence of V (N, 2) array_like
+    X0 : (N, 4) array_like
+        Starting homogeneous points.
+    iterations : int
+        Gauss-Newton steps, >= 0.
+
     Returns
     -------
     X : (N, 4) ndarray, finite points with ``X[3] = 1`` where refined.
     """
-    X0 = np.asarray(X0, dtype=float)
+    cameras, points = _check_views(cameras, points)
+    X0 = _check_homogeneous("X0", X0, len(points[0]))
+    iterations = check_positive_int("iterations", iterations, minimum=0)
     finite = np.abs(X0[:, 3]) > 1e-9 * np.linalg.norm(X0, axis=1)
     Y = X0[finite, :3] / X0[finite, 3:]
     pts = [p[finite] for p in points]

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cameras import TwoSlitCamera, compose_camera
+from .._checks import (check_array, check_batch, check_finite, check_point_pair,
+                       check_positive_int, check_rvec, check_vector)
+from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
 from ..epipolar.tensor import epipolar_tensor
 from ..geometry.projective import matrix_from_rvec
@@ -50,6 +52,21 @@ class ProjectiveRefinement:
     rms: float  # reprojection RMS per coordinate, pixels
     success: bool
     message: str
+
+
+def _check_intrinsics(name: str, value):
+    if not isinstance(value, (TwoSlitIntrinsics, PushbroomIntrinsics)):
+        raise ValueError(f"{name} must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
+                         f"{type(value).__name__}")
+    return value
+
+
+def _check_points3(name: str, X, n: int, width: int) -> np.ndarray:
+    X = check_array(name, X)
+    if X.shape != (n, width):
+        raise ValueError(f"{name} must have shape ({n}, {width}) (one point per "
+                         f"correspondence), got {X.shape}")
+    return check_finite(name, X)
 
 
 def _tangent_basis(X):
@@ -89,6 +106,21 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
     -------
     ProjectiveRefinement
     """
+    C0 = check_batch("C0", C0, (4, 4), batched=False)
+    points1, points2 = check_point_pair("points1", points1, "points2", points2, min_count=1)
+    if X0 is not None:
+        X0 = _check_points3("X0", X0, len(points1), 4)
+    if axis_scales is not None:
+        axis_scales = check_vector("axis_scales", axis_scales, 4)
+        if not np.all(axis_scales > 0):
+            raise ValueError(f"axis_scales must be positive, got {axis_scales}")
+    max_iterations = check_positive_int("max_iterations", max_iterations, minimum=0)
+    return _refine_projective_pair(C0, points1, points2, X0, axis_scales, max_iterations)
+
+
+def _refine_projective_pair(C0, points1, points2, X0, axis_scales, max_iterations):
+    """:func:`refine_projective_pair` on validated input (``C0`` may be non-finite: a
+    configuration that failed upstream is reported as a failure)."""
     w = np.ones(4) if axis_scales is None else np.asarray(axis_scales, dtype=float)
     C0 = np.asarray(C0, dtype=float)
     if not np.all(np.isfinite(C0)) or np.any(C0[0, 1:] == 0):
@@ -184,6 +216,9 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
     >>> bool(np.abs(fun(g, s["X"])).max() < 1e-9), jac(g, s["X"])[0].shape
     (True, (5, 4, 6))
     """
+    _check_intrinsics("intrinsics1", intrinsics1)
+    _check_intrinsics("intrinsics2", intrinsics2)
+    points1, points2 = check_point_pair("points1", points1, "points2", points2)
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     obs = np.concatenate([points1, points2], axis=1)
     cache = {}
@@ -273,9 +308,17 @@ def fit_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2, X0
     Raises
     ------
     ValueError
-        When the starting pose makes no camera of ``intrinsics2`` (its slits meet).
+        On malformed input (naming the argument), or when the starting pose makes no camera
+        of ``intrinsics2`` (its slits meet).
     """
+    _check_intrinsics("intrinsics1", intrinsics1)
+    _check_intrinsics("intrinsics2", intrinsics2)
+    rvec0, tvec0 = check_rvec("rvec0", rvec0), check_vector("tvec0", tvec0, 3)
+    points1, points2 = check_point_pair("points1", points1, "points2", points2, min_count=1)
     n = len(points1)
+    if X0 is not None:
+        X0 = _check_points3("X0", X0, n, 3)
+    max_iterations = check_positive_int("max_iterations", max_iterations, minimum=0)
     if X0 is None:
         cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
         cam2 = compose_camera(intrinsics2, rvec0, tvec0)
@@ -332,6 +375,11 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     sigma2 : float
         :math:`\hat\sigma^2` in pixels^2 (``nan`` when ``N <= 6``).
     """
+    _check_intrinsics("intrinsics1", intrinsics1)
+    _check_intrinsics("intrinsics2", intrinsics2)
+    rvec, tvec = check_rvec("rvec", rvec), check_vector("tvec", tvec, 3)
+    points1, points2 = check_point_pair("points1", points1, "points2", points2)
+    X = _check_points3("X", X, len(points1), 3)
     fun, jac = metric_residuals(intrinsics1, intrinsics2, points1, points2)
     g = np.concatenate([np.ravel(rvec), np.ravel(tvec)]).astype(float)
     p = np.asarray(X, dtype=float)
@@ -363,10 +411,26 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     (normalising an axis is a 2x2 change of the rows of its matrix A, which keeps the model),
     where the entries of ``C`` are well scaled; the cameras are then mapped back to pixels, ``A = T^{-1} A_n``, where ``A_n`` has
     the canonical form of eq. vecrep (first rows e1..e4, second rows those of C).
+
+    Parameters
+    ----------
+    F : (2, 2, 2, 2) array_like
+    points1, points2 : (N, 2) array_like
+        Inlier correspondences, N >= 1.
+    refine : bool
+
+    Returns
+    -------
+    ProjectivePairs
     """
     from ..epipolar.linear import axis_normalization
     from ..epipolar.minors import recover_configurations
     from ..epipolar.tensor import contract_modes
+
+    F = check_batch("F", F, (2, 2, 2, 2), batched=False)
+    points1, points2 = check_point_pair("points1", points1, "points2", points2, min_count=1)
+    if not isinstance(refine, (bool, np.bool_)):
+        raise ValueError(f"refine must be True or False, got {refine!r}")
 
     cols = np.stack([points1[:, 0], points1[:, 1], points2[:, 0], points2[:, 1]])
     T = axis_normalization(cols)  # per axis, as the linear solver
@@ -381,8 +445,8 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
         # Both configurations start the refinement: they give the same tensor, but from a
         # tensor off the variety (a linear estimate) the descent from one of them can stop in
         # a local minimum that the other avoids. Even unconverged, LM only lowered the error.
-        refs = [refine_projective_pair(C, n1, n2, axis_scales=[1.0 / T[0, 0] for T in Ts])
-                for C in Cs]
+        scales = np.array([1.0 / T[0, 0] for T in Ts])
+        refs = [_refine_projective_pair(C, n1, n2, None, scales, 100) for C in Cs]
         refs = [r for r in refs if r.F is not None]
         if refs:
             best = min(refs, key=lambda r: r.rms)
