@@ -147,7 +147,8 @@ def scene_line(r, timing):
     if "precision_ratio" not in r:
         return f"{head} | {r.get('failure')}"
     body = (f" | P/ceil {_fmt(r['precision_ratio'], '.3f')} R/ceil "
-            f"{_fmt(r['recall_ratio'], '.3f')} | rot {_fmt(r.get('rotation_error_deg'))} deg "
+            f"{_fmt(r['recall_ratio'], '.3f')} loss/ML {_fmt(r.get('tensor_loss_ratio'), '.3f')}"
+            f" | rot {_fmt(r.get('rotation_error_deg'))} deg "
             f"(ML {_fmt(r['ml_rotation_error_deg'])}, x{_fmt(r.get('rotation_ratio'), '.2f')}) "
             f"t {_fmt(r.get('translation_rel_error'))} rel (ML "
             f"{_fmt(r['ml_translation_rel_error'])}, x{_fmt(r.get('translation_ratio'), '.2f')})"
