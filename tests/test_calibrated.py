@@ -474,3 +474,27 @@ def test_far_points_do_not_make_a_determined_pose_undetermined(seed, tol):
     err = np.concatenate([rvec_from_matrix(res.R) - rvec_from_matrix(sc.R), res.t - sc.t])
     assert err @ np.linalg.solve(res.covariance, err) < tol.CALIBRATED_COVERAGE_CHI2
     assert rotation_error_deg(res.R, sc.R) < 1.0
+
+
+@pytest.mark.slow
+def test_thorough_search_on_part_of_many_correspondences(monkeypatch, tol):
+    """On more correspondences than THOROUGH_MAX_POINTS the thorough search runs on a random
+    part of them (its memory grows with its candidates times N: about 16 GiB at a million)
+    and its pose is fitted to all: forced to run on half of a 2,000-correspondence sweep
+    scene, it returns the pose of the maximum-likelihood basin with its inliers among all."""
+    import xslit.sfm.calibrated as calibrated
+    from xslit.synthetic import score_two_view
+
+    monkeypatch.setattr(calibrated, "MODEL_FIT_RETRY", 1e-12)  # the search always runs
+    monkeypatch.setattr(calibrated, "THOROUGH_MAX_POINTS", 1000)
+    sc = random_sweep_scene(1, max_n=2000)
+    thr = 3 * sc.sigma
+    _, mask = xslit.findEpipolarTensor(sc.points1, sc.points2, xslit.USAC_DEFAULT, thr, rng=1)
+    res = calibrated_two_view(sc.points1, sc.points2, sc.intrinsics1, sc.intrinsics2, mask,
+                              threshold=thr, rng=0)
+    assert res.status == "ok", res.reason
+    assert len(res.inliers) == len(sc.inliers)
+    assert np.count_nonzero(res.inliers & sc.inliers) >= 0.99 * sc.inliers.sum()
+    score = score_two_view(sc, res.inliers.astype(np.uint8), res.R, res.t, threshold=thr,
+                           factor=tol.CALIBRATED_BASIN_FACTOR)
+    assert score["pose_within"], (score["rotation_ratio"], score["translation_ratio"])

@@ -61,6 +61,7 @@ are close compared with the scene depth.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -994,6 +995,10 @@ MODEL_FIT_RETRY = 0.9
 #: nearly central mixed scene (slit distance 0.009 of the depth, 870 inliers) whose default
 #: and wider searches returned a basin 14.7 degrees off, only this size found the
 #: maximum-likelihood pose (0.01 degrees off, a truncated Sampson cost lower by 245 px^2).
+#: Correspondences the thorough search runs on at most (a random part of them; its pose is
+#: then fitted to all): its memory grows with its 4x candidates times the correspondences,
+#: about 16 GiB at a million.
+THOROUGH_MAX_POINTS = 20000
 THOROUGH_SEARCH = {"n_rotations": 1000, "n_directions": 1536, "n_subsets": 8,
                    "n_starts": 192, "n_candidates": 32, "retry": False}
 
@@ -1161,6 +1166,17 @@ def _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold) -> float:
     return float((e[both].sum() - np.sum(fit.distances[both] ** 2)) / sigma2)
 
 
+def _spread(pose: CalibratedPose, rows, n) -> CalibratedPose:
+    """``pose`` of a search on the correspondences ``rows`` with its masks over all ``n``."""
+    def full(mask):
+        out = np.zeros(n, bool)
+        out[rows] = mask
+        return out
+
+    return dataclasses.replace(pose, inliers=full(pose.inliers), alternatives=[
+        (R, t, full(inl), score) for R, t, inl, score in pose.alternatives])
+
+
 def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
                         threshold: float = 1.5, rng=None) -> CalibratedTwoView:
     r"""Metric relative pose of two calibrated cameras, refined and qualified.
@@ -1259,9 +1275,14 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         # missed the maximum-likelihood basin. A thorough search, kept when its
         # maximum-likelihood pose has the lower truncated Sampson cost on all correspondences
         # (the cost that ranks the search's candidates, now at maximum-likelihood poses).
+        # On many correspondences the search runs on a random part of them (its memory
+        # grows with the candidates times N); its pose is then fitted to all.
+        sub = (np.arange(n) if n <= THOROUGH_MAX_POINTS else
+               np.sort(rng.choice(n, THOROUGH_MAX_POINTS, replace=False)))
         try:
-            again = relative_pose(p1, p2, intrinsics1, intrinsics2, start,
-                                  threshold=threshold, rng=rng, **THOROUGH_SEARCH)
+            again = _spread(relative_pose(p1[sub], p2[sub], intrinsics1, intrinsics2,
+                                          start[sub], threshold=threshold, rng=rng,
+                                          **THOROUGH_SEARCH), sub, n)
         except ValueError:
             again = None
         other = (None if again is None else
