@@ -498,3 +498,35 @@ def test_thorough_search_on_part_of_many_correspondences(monkeypatch, tol):
     score = score_two_view(sc, res.inliers.astype(np.uint8), res.R, res.t, threshold=thr,
                            factor=tol.CALIBRATED_BASIN_FACTOR)
     assert score["pose_within"], (score["rotation_ratio"], score["translation_ratio"])
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"n_rotations": -1}, r"^n_rotations must be an integer >= 0"),
+    ({"n_rotations": None}, r"^n_rotations must be"),
+    ({"n_directions": 0}, r"^n_directions must be an integer >= 1"),
+    ({"n_subsets": 2.5}, r"^n_subsets must be"),
+    ({"n_starts": True}, r"^n_starts must be"),
+    ({"n_candidates": -2}, r"^n_candidates must be"),
+    ({"lo_iterations": 0}, r"^lo_iterations must be an integer >= 1"),
+    ({"retry": None}, r"^retry must be True or False"),
+])
+def test_relative_pose_refuses_bad_sizes_by_name(kwargs, match):
+    s = random_two_view_scene(0, 60)
+    with pytest.raises(ValueError, match=match):
+        relative_pose(s["points1"], s["points2"], s["intrinsics1"], s["intrinsics2"], **kwargs)
+    with pytest.raises(ValueError, match=r"^intrinsics2 must be TwoSlitIntrinsics"):
+        relative_pose(s["points1"], s["points2"], s["intrinsics1"], "x")
+
+
+@pytest.mark.parametrize(("transforms", "match"), [
+    (np.full((4, 2, 2), np.nan), r"^transforms must be four finite"),
+    (np.zeros((3, 2, 2)), r"^transforms must be four finite \(2, 2\) matrices, got shape"),
+    (np.ones((4, 2, 2), bool), r"^transforms must be a real numeric array"),
+    ("x", r"^transforms must be a real numeric array"),
+])
+def test_tensor_map_refuses_bad_transforms_by_name(transforms, match):
+    s = random_two_view_scene(0, 20)
+    with pytest.raises(ValueError, match=match):
+        tensor_map(s["intrinsics1"], s["intrinsics2"], transforms)
+    with pytest.raises(ValueError, match=r"^intrinsics1 must be TwoSlitIntrinsics"):
+        tensor_map(None, s["intrinsics2"])

@@ -189,7 +189,15 @@ def tensor_map(intrinsics1, intrinsics2, transforms=None) -> np.ndarray:
     >>> bool(np.allclose(tensor_map(i1, i2) @ np.r_[R.ravel(), E.ravel()], F.ravel()))
     True
     """
-    T = [np.eye(2)] * 4 if transforms is None else [np.asarray(m, float) for m in transforms]
+    _check_intrinsics(intrinsics1, intrinsics2)
+    if transforms is None:
+        T = [np.eye(2)] * 4
+    else:
+        T = check_array("transforms", transforms)
+        if T.shape != (4, 2, 2) or not np.all(np.isfinite(T)):
+            raise ValueError(f"transforms must be four finite (2, 2) matrices, got shape "
+                             f"{T.shape}" + ("" if T.shape != (4, 2, 2) else " with NaN or inf"))
+        T = list(T)
     c1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     c2 = compose_camera(intrinsics2, np.zeros(3), np.zeros(3))
     rows = [Tk @ A for Tk, A in zip(T, (c1.A1, c1.A2, c2.A1, c2.A2), strict=True)]
@@ -198,6 +206,13 @@ def tensor_map(intrinsics1, intrinsics2, transforms=None) -> np.ndarray:
     w = (_wedge(x, y) * _LAPLACE_SIGN)[:, _COMPLEMENT]
     sign = (-1.0) ** INDEX.sum(axis=1)
     return np.einsum("ic,mcb,ib->im", _wedge(u, v), _BASIS, w) * sign[:, None]
+
+
+def _check_intrinsics(intrinsics1, intrinsics2) -> None:
+    for name, intr in (("intrinsics1", intrinsics1), ("intrinsics2", intrinsics2)):
+        if not isinstance(intr, (TwoSlitIntrinsics, PushbroomIntrinsics)):
+            raise ValueError(f"{name} must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
+                             f"{type(intr).__name__}")
 
 
 def pose_tensors(Phi, R, t) -> np.ndarray:
@@ -771,6 +786,15 @@ def relative_pose(points1, points2, intrinsics1, intrinsics2, inliers=None, *,
                          f"{len(points1)} and {len(points2)}")
     threshold = check_threshold("threshold", threshold)
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
+    _check_intrinsics(intrinsics1, intrinsics2)
+    n_rotations = check_positive_int("n_rotations", n_rotations, minimum=0)
+    n_directions = check_positive_int("n_directions", n_directions)
+    n_subsets = check_positive_int("n_subsets", n_subsets, minimum=0)
+    n_starts = check_positive_int("n_starts", n_starts)
+    n_candidates = check_positive_int("n_candidates", n_candidates)
+    lo_iterations = check_positive_int("lo_iterations", lo_iterations)
+    if not isinstance(retry, (bool, np.bool_)):
+        raise ValueError(f"retry must be True or False, got {retry!r}")
     start = check_mask("inliers", inliers, len(points1))
     if start.sum() < 12:
         raise ValueError(f"inliers: a calibrated pose needs at least 12 correspondences, got "
@@ -1248,10 +1272,7 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
     if len(p1) != len(p2):
         raise ValueError(f"points1 and points2 must have the same number of points, got "
                          f"{len(p1)} and {len(p2)}")
-    for name, intr in (("intrinsics1", intrinsics1), ("intrinsics2", intrinsics2)):
-        if not isinstance(intr, (TwoSlitIntrinsics, PushbroomIntrinsics)):
-            raise ValueError(f"{name} must be TwoSlitIntrinsics or PushbroomIntrinsics, got "
-                             f"{type(intr).__name__}")
+    _check_intrinsics(intrinsics1, intrinsics2)
     threshold = check_threshold("threshold", threshold)
     n = len(p1)
     start = check_mask("inliers", inliers, n)
