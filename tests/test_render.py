@@ -352,7 +352,7 @@ def test_scene_arrays_are_read_only(colour):
     scene = flat_square(**colour)
     arrays = _scene_arrays(scene)
     assert len(arrays) == 3 + len(colour)
-    for name, a in arrays.items():
+    for a in arrays.values():
         with pytest.raises(ValueError, match="read-only"):
             a[...] = np.nan if a.dtype.kind == "f" else 0
         with pytest.raises(ValueError, match="WRITEABLE"):

@@ -22,8 +22,15 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from .._checks import (check_array, check_mask, check_positive_int, check_probability,
-                       check_real, check_rng, check_threshold)
+from .._checks import (
+    check_array,
+    check_mask,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_rng,
+    check_threshold,
+)
 from .sampling import (
     ProsacSampler,
     Sampler,

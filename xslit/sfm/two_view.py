@@ -18,8 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import (check_array, check_batch, check_finite, check_point_pair,
-                       check_positive_int, check_rvec, check_vector)
+from .._checks import (
+    check_array,
+    check_batch,
+    check_finite,
+    check_point_pair,
+    check_positive_int,
+    check_rvec,
+    check_vector,
+)
 from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
 from ..epipolar.tensor import epipolar_tensor
