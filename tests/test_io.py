@@ -628,16 +628,25 @@ sys.exit(main())
 """
 
 
+def _signals_as_from_a_terminal():
+    # A shell starts its background jobs with SIGINT ignored, and the library keeps an
+    # ignored signal ignored (as nohup expects): the child starts as from a terminal.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_interrupted_process_leaves_nothing_and_no_traceback(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path / "out")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_signals_as_from_a_terminal)
     try:
         assert proc.stdout.readline().strip() == "ready"
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
+        proc.communicate()  # reaps the child and closes its pipes, also after a failure
     assert proc.returncode == 128 + sig
     assert "Traceback" not in err and err.startswith("xslit: ")
     assert list(tmp_path.iterdir()) == []
