@@ -262,19 +262,26 @@ def test_covariance_predicts_the_spread(tol):
 SWEEP_BASIN_SEEDS = {103: "two_slit", 108: "mixed", 178: "two_slit", 238: "pushbroom"}
 
 
-@pytest.mark.parametrize("seed", sorted(SWEEP_BASIN_SEEDS))
-def test_sweep_scene_in_the_basin_of_maximum_likelihood(seed, tol):
-    """findEpipolarTensor then calibrated_two_view at 3 sigma, as tools/sweep_two_view.py
-    runs them: the pose is within 1.5x of the maximum-likelihood-from-truth yardstick."""
-    from xslit.synthetic import ml_from_truth, random_sweep_scene, rotation_error_deg
-
+def sweep_pipeline(seed, rng=None):
+    """Sweep scene ``seed``, its threshold (3 sigma) and calibrated_two_view on the mask of
+    findEpipolarTensor, as tools/sweep_two_view.py runs them."""
     sc = random_sweep_scene(seed, max_n=2000)
-    assert sc.params["kind"] == SWEEP_BASIN_SEEDS[seed]
     thr = 3 * sc.sigma
     _, mask = xslit.findEpipolarTensor(sc.points1, sc.points2, xslit.USAC_DEFAULT, thr,
                                        rng=seed)
     res = calibrated_two_view(sc.points1, sc.points2, sc.intrinsics1, sc.intrinsics2, mask,
-                              threshold=thr)
+                              threshold=thr, rng=rng)
+    return sc, thr, res
+
+
+@pytest.mark.parametrize("seed", sorted(SWEEP_BASIN_SEEDS))
+def test_sweep_scene_in_the_basin_of_maximum_likelihood(seed, tol):
+    """findEpipolarTensor then calibrated_two_view at 3 sigma, as tools/sweep_two_view.py
+    runs them: the pose is within 1.5x of the maximum-likelihood-from-truth yardstick."""
+    from xslit.synthetic import ml_from_truth, rotation_error_deg
+
+    sc, _, res = sweep_pipeline(seed)
+    assert sc.params["kind"] == SWEEP_BASIN_SEEDS[seed]
     y = ml_from_truth(sc)
     assert y.determined
     rot = rotation_error_deg(res.R, sc.R)
@@ -393,13 +400,8 @@ def test_sweep_scene_never_confidently_in_a_wrong_basin(seed, tol):
     failure returns no pose)."""
     from xslit.synthetic import score_two_view
 
-    sc = random_sweep_scene(seed, max_n=2000)
+    sc, thr, res = sweep_pipeline(seed, rng=0)
     assert sc.params["kind"] == SWEEP_WRONG_BASIN_SEEDS[seed]
-    thr = 3 * sc.sigma
-    _, mask = xslit.findEpipolarTensor(sc.points1, sc.points2, xslit.USAC_DEFAULT, thr,
-                                       rng=seed)
-    res = calibrated_two_view(sc.points1, sc.points2, sc.intrinsics1, sc.intrinsics2, mask,
-                              threshold=thr, rng=0)
     if res.status == "ok":
         score = score_two_view(sc, res.inliers.astype(np.uint8), res.R, res.t, threshold=thr,
                                factor=tol.CALIBRATED_BASIN_FACTOR)
@@ -461,12 +463,7 @@ def test_far_points_do_not_make_a_determined_pose_undetermined(seed, tol):
     numbers of their blocks near 1e10): the Schur complement of the pose information went
     indefinite and the pose was reported as of rank 5, "undetermined", though it was 0.07
     and 0.19 degrees off with a standard deviation of 0.03 and 0.04 degrees."""
-    sc = random_sweep_scene(seed, max_n=2000)
-    thr = 3 * sc.sigma
-    _, mask = xslit.findEpipolarTensor(sc.points1, sc.points2, xslit.USAC_DEFAULT, thr,
-                                       rng=seed)
-    res = calibrated_two_view(sc.points1, sc.points2, sc.intrinsics1, sc.intrinsics2, mask,
-                              threshold=thr, rng=0)
+    sc, _, res = sweep_pipeline(seed, rng=0)
     assert res.status == "ok", res.reason
     assert np.all(np.linalg.eigvalsh(res.covariance) > 0)
     # The reported uncertainty covers the error (Mahalanobis distance of the pose error

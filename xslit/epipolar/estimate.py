@@ -371,11 +371,10 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         frame, normed = problem.frame, problem.normalized
     est = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
     if est.success and not linear_only:
-        est = _second_polishes(problem, points1, points2, est, threshold, rng)
+        est, loss = _second_polishes(problem, points1, points2, est, threshold, rng)
         # The loop ranked its models by the linear tensor's loss, with two degrees of freedom
         # more than a camera pair's tensor can use: another of its locally optimised models
         # can polish to a lower loss on the variety.
-        loss = msac_loss(sampson_distance(est.F, points1, points2), threshold)
         for _, elite_inliers in res.history.get("elite", []):
             other = _polish(points1, points2, elite_inliers, threshold, rng, it, frame, normed)
             if not other.success:
@@ -394,8 +393,10 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     return est
 
 
-def _second_polishes(problem, points1, points2, est, threshold, rng) -> EpipolarEstimate:
-    """The polished tensor, or another polish near it with a lower truncated loss.
+def _second_polishes(problem, points1, points2, est, threshold,
+                     rng) -> tuple[EpipolarEstimate, float]:
+    """The polished tensor, or another polish near it with a lower truncated loss, and that
+    loss.
 
     Least squares on the inliers with re-selection at the threshold stops at fixed points
     that the truncated loss ranks lower than others nearby; two other starts are polished:
@@ -448,7 +449,7 @@ def _second_polishes(problem, points1, points2, est, threshold, rng) -> Epipolar
             best, best_loss = EpipolarEstimate(fit.F, fit.inliers, True, "", est.iterations,
                                                est.conditioning, fit.rms,
                                                est.taubin_ratios), loss
-    return best
+    return best, best_loss
 
 
 def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
