@@ -19,13 +19,14 @@ and metrics.json.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 import xslit
+from xslit.datasets import parse_size
+from xslit.io import write_json
 
 
 def main(argv=None) -> int:
@@ -36,7 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     try:
-        w, h = (int(v) for v in args.size.lower().split("x"))
+        w, h = parse_size(args.size)
         if w < 64 or h < 48:
             raise ValueError
     except ValueError:
@@ -127,7 +128,7 @@ def main(argv=None) -> int:
                "inlier_distance_to_true_tensor_median": float(np.median(d_true[inl])),
                "points": len(X), "distance_to_surface_median": cm["accuracy_median"],
                "scene_diameter": cm["scene_diameter"], "total_s": time.perf_counter() - t0}
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_json(out / "metrics.json", metrics)
     print(f"wrote {out}/ in {metrics['total_s']:.1f} s")
     return 0
 

@@ -20,14 +20,15 @@ with the error map dsm_error.png) and metrics.json; prints each figure.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 import xslit
+from xslit.datasets import parse_size
 from xslit.geometry import matrix_from_rvec, rvec_from_matrix
+from xslit.io import read_json, write_json
 
 ALTITUDE = 150.0
 TILT_DEG = 20.0
@@ -77,7 +78,7 @@ def main(argv=None) -> int:
                     help="inlier threshold of findEpipolarTensor, pixels")
     args = ap.parse_args(argv)
     try:
-        lines, pixels = (int(v) for v in args.size.lower().split("x"))
+        lines, pixels = parse_size(args.size)
         if lines < 64 or pixels < 64:
             raise ValueError
     except ValueError:
@@ -226,12 +227,10 @@ def main(argv=None) -> int:
     iio.imwrite(out / "matches.png", xslit.drawMatchesMask(
         renders[0]["image"], p1, renders[1]["image"], p2, mask, maxMatches=300))
     metrics["total_s"] = time.perf_counter() - t0
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_json(out / "metrics.json", metrics)
     if args.metrics:
-        path = Path(args.metrics)
-        merged = json.loads(path.read_text()) if path.exists() else {}
-        merged["pushbroom_stereo"] = metrics
-        path.write_text(json.dumps(merged, indent=2) + "\n")
+        merged = read_json(args.metrics) if Path(args.metrics).exists() else {}
+        write_json(args.metrics, {**merged, "pushbroom_stereo": metrics})
     print(f"wrote {out}/ in {metrics['total_s']:.1f} s")
     return 0
 

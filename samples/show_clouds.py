@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from xslit.datasets import parse_size
+
 VIEWS = {"front": ((0.0, -0.2, -1.0), (0, -1, 0)), "side": ((1.0, -0.2, -0.3), (0, -1, 0)),
          "above": ((0.0, -1.0, -0.2), (0, 0, -1))}
 
@@ -30,7 +32,7 @@ def main(argv=None) -> int:
     ap.add_argument("--size", default="480x360", help="size of each view, WIDTHxHEIGHT")
     args = ap.parse_args(argv)
     try:
-        w, h = (int(v) for v in args.size.lower().split("x"))
+        w, h = parse_size(args.size)
     except ValueError:
         ap.error(f"--size must be WIDTHxHEIGHT, got {args.size!r}")
     paths = [Path(p) for p in args.clouds]

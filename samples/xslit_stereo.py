@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 import xslit
+from xslit.datasets import parse_size
 from xslit.geometry import matrix_from_rvec, rvec_from_matrix
+from xslit.io import read_json, write_json
 from xslit.render import (
     cloud_metrics,
     correspondences_between,
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
                     help="also record the figures under 'xslit_stereo' in this JSON file (merged)")
     args = ap.parse_args(argv)
     try:
-        w, h = (int(v) for v in args.size.lower().split("x"))
+        w, h = parse_size(args.size)
         if w < 64 or h < 48:
             raise ValueError
     except ValueError:
@@ -161,12 +162,10 @@ def main(argv=None) -> int:
                    total_s=time.perf_counter() - t0)
     iio.imwrite(out / "matches.png", xslit.drawMatchesMask(
         renders[0]["image"], p1, renders[1]["image"], p2, mask, maxMatches=300))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_json(out / "metrics.json", metrics)
     if args.metrics:
-        path = Path(args.metrics)
-        merged = json.loads(path.read_text()) if path.exists() else {}
-        merged["xslit_stereo"] = metrics
-        path.write_text(json.dumps(merged, indent=2) + "\n")
+        merged = read_json(args.metrics) if Path(args.metrics).exists() else {}
+        write_json(args.metrics, {**merged, "xslit_stereo": metrics})
     print(f"wrote {out}/ in {metrics['total_s']:.1f} s")
     return 0
 
