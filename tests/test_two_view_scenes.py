@@ -101,6 +101,28 @@ def test_refine_on_variety_from_the_truth_keeps_the_ml_cost():
     assert fit.rms > 0.8 * np.sqrt(np.mean(d_true**2))
 
 
+def test_refine_on_variety_continues_from_a_fit():
+    """A polish started from a previous fit's principal-minor matrix: on the same inliers it
+    stays at that optimum; on another inlier set it reaches the optimum a cold polish of
+    that set reaches; a fit in another normalisation is not used (the cold path runs)."""
+    c1, c2, p1, p2 = canonical_scene(5)
+    F_true = xslit.computeEpipolarTensor(c1, c2)
+    fit = refine_on_variety(F_true, p1, p2, threshold=1.5)
+    again = refine_on_variety(F_true, p1, p2, fit.inliers, threshold=1.5, start=fit)
+    assert again.rms <= fit.rms * (1 + 1e-9)
+    assert projective_distance(again.F, fit.F) < 1e-6
+    fewer = fit.inliers.copy()
+    fewer[np.flatnonzero(fewer)[::10]] = False
+    warm = refine_on_variety(F_true, p1, p2, fewer, start=fit)
+    cold = refine_on_variety(F_true, p1, p2, fewer)
+    assert np.sum(warm.distances[fewer] ** 2) <= np.sum(cold.distances[fewer] ** 2) * (1 + 1e-6)
+    assert projective_distance(warm.F, cold.F) < 1e-5
+    frame = np.tile(np.eye(2), (4, 1, 1))  # pixels: not the fit's normalisation
+    other = refine_on_variety(F_true, p1, p2, fewer, frame=frame, start=fit)
+    np.testing.assert_array_equal(other.F, refine_on_variety(F_true, p1, p2, fewer,
+                                                             frame=frame).F)
+
+
 @pytest.mark.parametrize("kind", ["plane", "line", "identical"])
 def test_degenerate_scenes_at_realistic_noise_fail_with_reason(kind, caplog):
     """60 points on one plane, on one line, or identical cameras, with 0.5 px of noise:

@@ -32,7 +32,7 @@ from .linear import (
     taubin_matrices,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance, sampson_distance_pairs
-from .variety import refine_on_variety
+from .variety import VarietyFit, refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 
@@ -369,14 +369,15 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
             if other is not None:
                 inliers = other_inl
         frame, normed = problem.frame, problem.normalized
-    est = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
+    est, fit = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
     if est.success and not linear_only:
-        est, loss = _second_polishes(problem, points1, points2, est, threshold, rng)
+        est, loss = _second_polishes(problem, points1, points2, est, fit, threshold, rng)
         # The loop ranked its models by the linear tensor's loss, with two degrees of freedom
         # more than a camera pair's tensor can use: another of its locally optimised models
         # can polish to a lower loss on the variety.
         for _, elite_inliers in res.history.get("elite", []):
-            other = _polish(points1, points2, elite_inliers, threshold, rng, it, frame, normed)
+            other, _ = _polish(points1, points2, elite_inliers, threshold, rng, it, frame,
+                               normed)
             if not other.success:
                 continue
             other_loss = msac_loss(sampson_distance(other.F, points1, points2), threshold)
@@ -393,7 +394,7 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     return est
 
 
-def _second_polishes(problem, points1, points2, est, threshold,
+def _second_polishes(problem, points1, points2, est, fit, threshold,
                      rng) -> tuple[EpipolarEstimate, float]:
     """The polished tensor, or another polish near it with a lower truncated loss, and that
     loss.
@@ -405,7 +406,9 @@ def _second_polishes(problem, points1, points2, est, threshold,
       would bring it within (on 30 correspondences one such point costs 10% of the loss).
       From the polished tensor, Taubin's fits of the correspondences within thresholds
       decreasing from :data:`FINAL_ANNEAL` times the threshold (LO+'s annealing) let such
-      points pull the fit;
+      points pull the fit; the inliers of the last one are polished from the polished
+      tensor's ``fit`` (its basin: a few inliers more or less move the optimum by less than
+      its noise, and the candidate starts of a linear tensor can land in a worse minimum);
     * **trimmed**: on a dominant plane the weakly observed directions of the tensor can be
       held by two or three outliers (at 70 thresholds from the truth) at the cost of dozens
       of inliers. Taubin's fit without the inliers whose leverage exceeds
@@ -425,7 +428,7 @@ def _second_polishes(problem, points1, points2, est, threshold,
         if model is None:
             break
     else:
-        starts.append(model)
+        starts.append((model, fit))
     h = problem.leverage(model0, est.inliers)
     if h is not None:
         high = h > TRIM_LEVERAGE * MIN_LINEAR_POINTS / len(h)
@@ -434,29 +437,32 @@ def _second_polishes(problem, points1, points2, est, threshold,
             kept[np.flatnonzero(est.inliers)[high]] = False
             trimmed = problem.refit(model0, kept, threshold, final=False)
             if trimmed is not None:
-                starts.append(trimmed)
-    for model in starts:
+                starts.append((trimmed, None))
+    for model, start in starts:
         within = problem.residuals(model[None])[0] < threshold
         if within.sum() <= MIN_LINEAR_POINTS or np.array_equal(within, est.inliers):
             continue
         try:
-            fit = refine_on_variety(problem.pixels_from_model(model), points1, points2,
-                                    within, threshold, rng=rng)
+            other = refine_on_variety(model.reshape(16) @ problem.normalized_from_model,
+                                      points1, points2, within, threshold, rng=rng,
+                                      frame=problem.frame, start=start)
         except ValueError:
             continue
-        loss = msac_loss(fit.distances, threshold)
+        loss = msac_loss(other.distances, threshold)
         if loss < best_loss:
-            best, best_loss = EpipolarEstimate(fit.F, fit.inliers, True, "", est.iterations,
-                                               est.conditioning, fit.rms,
+            best, best_loss = EpipolarEstimate(other.F, other.inliers, True, "", est.iterations,
+                                               est.conditioning, other.rms,
                                                est.taubin_ratios), loss
     return best, best_loss
 
 
 def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
-            normed) -> EpipolarEstimate:
+            normed) -> tuple[EpipolarEstimate, VarietyFit | None]:
     """Taubin's fit of ``inliers``, the test for a family of solutions, and the polish on the
     variety (:func:`estimate_epipolar_tensor`'s last steps), in the robust normalisation
-    ``frame`` (4, 2, 2) of all points, whose normalised coordinates are ``normed`` (4, N)."""
+    ``frame`` (4, 2, 2) of all points, whose normalised coordinates are ``normed`` (4, N).
+    Returns the estimate and the polish's :class:`~xslit.epipolar.variety.VarietyFit` (None
+    when it failed)."""
     none = np.zeros(len(points1), bool)
     linear_support = int(inliers.sum())
     # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
@@ -475,13 +481,13 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
             f"{', '.join(f'{r:.3g}' for r in ratios[:5])} px^2, s15/s1 = {cond:.1e}); a "
             "degenerate configuration such as "
             "coplanar or collinear scene points, identical cameras, or pushbroom strips on "
-            "one flight line"), iterations, cond, taubin_ratios=ratios)
+            "one flight line"), iterations, cond, taubin_ratios=ratios), None
     try:
         fit = refine_on_variety(f0, points1, points2, inliers, threshold, rng=rng,
                                 frame=frame)
     except ValueError as err:
         return EpipolarEstimate(None, none, False, str(err), iterations, cond,
-                                taubin_ratios=ratios)
+                                taubin_ratios=ratios), None
     # When the polished model's inliers differ from the ones Taubin's fit saw by more than 1%
     # (a loop without local optimisation, or outliers it absorbed), its start was biased by
     # them: fit again from Taubin's fit of the new inliers and keep the better truncated loss.
@@ -507,6 +513,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
             f"no tensor of a camera pair fits the inliers: the linear estimate explains "
             f"{linear_support} correspondences, its maximum-likelihood polish on the variety "
             f"of epipolar tensors only {int(fit.inliers.sum())} (outliers among too few "
-            "correspondences hold the linear fit)"), iterations, cond, taubin_ratios=ratios)
+            "correspondences hold the linear fit)"), iterations, cond,
+            taubin_ratios=ratios), None
     mask = fit.inliers if threshold is not None else np.ones(len(points1), bool)
-    return EpipolarEstimate(fit.F, mask, True, "", iterations, cond, fit.rms, ratios)
+    return EpipolarEstimate(fit.F, mask, True, "", iterations, cond, fit.rms, ratios), fit

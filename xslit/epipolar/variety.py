@@ -70,6 +70,12 @@ class VarietyFit:
     inliers: np.ndarray
     #: Root mean square Sampson distance of ``inliers``.
     rms: float
+    #: The polish's principal-minor matrix ``C`` (4, 4), the tensor map of the affine frame it
+    #: was read off in (16, 16) and the per-axis normalisation of the pixels (4, 2, 2): a later
+    #: polish of another inlier set continues from them (``refine_on_variety(start=...)``).
+    matrix: np.ndarray | None = None
+    frame_map: np.ndarray | None = None
+    normalization: np.ndarray | None = None
 
 
 class _Residuals:
@@ -291,7 +297,8 @@ def _distinct_best(costs, tensors, count):
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
                       frame=None, subset_size: int = 400, n_starts: int = 1,
-                      iterations: int = 20, rounds: int = 3) -> VarietyFit:
+                      iterations: int = 20, rounds: int = 3,
+                      start: VarietyFit | None = None) -> VarietyFit:
     r"""Polish a tensor (typically a linear estimate) to the maximum-likelihood tensor on the
     variety of epipolar tensors, by the Sampson distance.
 
@@ -327,6 +334,12 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         is finished on all of them), distinct starts polished (the best of the candidates by
         their cost on about 128 of the inliers), iterations of Levenberg--Marquardt per polish,
         re-selections of the inlier set.
+    start : VarietyFit, optional
+        A fit of the same correspondences in the same ``frame`` to continue from: its
+        principal-minor matrix starts the polish of ``inliers`` (``F`` is then not read
+        off). A fit of a nearby inlier set is in the basin of this one's optimum, and the
+        candidate starts and the subset polish are skipped. Ignored when its normalisation
+        is not this call's.
 
     Returns
     -------
@@ -375,6 +388,12 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     f_n /= np.linalg.norm(f_n)
     scales = T[:, 0, 0]
     every = _Residuals(normed, scales)
+    fitted = every.subset(idx)
+    if (start is not None and start.matrix is not None
+            and np.array_equal(start.normalization, T)):
+        C, Kf = _levenberg_marquardt(fitted, start.matrix, start.frame_map, iterations)[0], \
+            start.frame_map
+        return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
 
     C, Kf = _starts(f_n)
     if len(C) == 0:
@@ -384,7 +403,6 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ Kf)[:, 0]
     d0 = every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]).distances(tensors)
     keep = _distinct_best(np.einsum("bn,bn->b", d0, d0), tensors, max(n_starts, 1))
-    fitted = every.subset(idx)
     first = fitted
     if len(idx) > 2 * subset_size:
         first = every.subset(np.sort(rng.choice(idx, subset_size, replace=False)))
@@ -393,6 +411,12 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     C, Kf = _balance(polished[best][0][None])[0], Kf[keep[best]]
     if first is not fitted:
         C, _ = _levenberg_marquardt(fitted, C, Kf, iterations)
+    return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
+
+
+def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyFit:
+    """:func:`refine_on_variety`'s last step: the inliers of the polished ``C`` re-selected
+    at ``threshold`` and polished again (up to ``rounds`` times), the fit in pixels."""
     for round_ in range(max(rounds, 1)):
         d = np.abs(every.distances((principal_minor_tensor(C).reshape(16) @ Kf)[None])[0])
         if threshold is None:
@@ -411,7 +435,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     f = (principal_minor_tensor(C).reshape(16) @ Kf) @ kron_modes(*T)
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
-    return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms)
+    return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
 
 
 def _is_normalization(frame) -> bool:
