@@ -266,6 +266,40 @@ def test_noise_ceiling_and_score_against_ground_truth():
         score_two_view(s, np.ones(3), yardstick=y)
 
 
+def test_pose_scored_by_the_loss_the_data_allow_and_by_its_reported_uncertainty():
+    """The yardstick's own pose fits the data as well as the yardstick (loss ratio 1); a pose
+    turned by 2 degrees fits worse and is not as good as the data allow. Returned with status
+    "ok" and a covariance of 0.1 degree it is a confident wrong answer; with a covariance of
+    10 degrees, or with status "ambiguous", it carries its uncertainty."""
+    s = random_sweep_scene(3, max_n=500, sigma=0.5, outlier_ratio=0.3)
+    thr = 1.5
+    y = ml_from_truth(s)
+    yd = ml_from_truth(s, inliers=noise_ceiling(s, thr).within)
+    best = score_two_view(s, s.inliers, yd.R, yd.t, threshold=thr, yardstick=y)
+    assert best["pose_loss_ratio"] == pytest.approx(1.0, rel=1e-9)
+    assert best["pose_within"] and best["pose_fits_as_ml"] and "pose_reported" not in best
+    turned = matrix_from_rvec([0.0, np.radians(2.0), 0.0]) @ s.R
+    tight = np.diag([np.radians(0.1) ** 2] * 3 + [1e-6] * 3)
+    loose = np.diag([np.radians(10.0) ** 2] * 3 + [1e-6] * 3)
+    bad = score_two_view(s, s.inliers, turned, s.t, threshold=thr, yardstick=y, status="ok",
+                         covariance=tight)
+    assert bad["pose_loss_ratio"] > 1.01 and not bad["pose_fits_as_ml"]
+    assert bad["pose_status"] == "ok" and not bad["pose_reported"]
+    assert score_two_view(s, s.inliers, turned, s.t, threshold=thr, yardstick=y, status="ok",
+                          covariance=loose)["pose_reported"]
+    assert score_two_view(s, s.inliers, turned, s.t, threshold=thr, yardstick=y,
+                          status="ambiguous", covariance=tight)["pose_reported"]
+    # Tallied on scenes whose yardstick is not determined: a failure or a reported
+    # uncertainty is honest, the confident wrong pose is not.
+    rec = {"n_inliers": 100, "params": {}, "decidable": True, "pose_judged": False,
+           "determined": False, "precision_ratio": 1.0, "recall_ratio": 1.0}
+    records = [dict(rec, failure="pose: undetermined"), dict(rec, pose_reported=True),
+               dict(rec, pose_reported=False)]
+    tally = summarize_sweep(records)["overall"]
+    assert tally["undetermined"] == 3
+    assert tally["undetermined_honest"] == pytest.approx(2 / 3)
+
+
 def test_noise_ceiling_maximum_likelihood_mask_and_decidability():
     """Noise-free: the maximum-likelihood tensor is the truth and keeps the same mask. With
     noise it keeps about as many points. A scene whose true inliers are fewer than chance

@@ -1300,7 +1300,7 @@ def noise_ceiling(scene, threshold: float, *, alpha: float = 1e-6,
 
 def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
                    yardstick: MLYardstick | None = None, factor: float = 1.5,
-                   F=None) -> dict:
+                   F=None, status: str | None = None, covariance=None) -> dict:
     r"""Score an estimate of a scene: inlier mask and pose against the noise ceiling and ML.
 
     Precision and recall ratios divide the mask's precision and recall (against the true
@@ -1326,6 +1326,22 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     correspondences another mask can fit better than the truth's optimum, and no estimator
     could prefer the truth's).
 
+    With a pose, ``pose_loss_ratio`` is the truncated quadratic loss of all correspondences'
+    Sampson distances to the pose's tensor (the known intrinsics and ``R, t``) divided by that
+    of the yardstick's pose on the correspondences within the threshold, and
+    ``pose_fits_as_ml`` says that the pose is as good as the data allow: within ``factor``,
+    or fitting the data at least as well as maximum likelihood from the truth (a ratio of at
+    most 1.001). Outliers within the threshold of another pose can give the data a second
+    optimum of lower loss, which no estimator could reject for the truth's; whether the
+    estimator reports it as uncertain is another question.
+
+    With the estimator's ``status`` (:class:`xslit.sfm.CalibratedTwoView`'s) and the
+    ``covariance`` of its ``[rvec, t]``, ``pose_reported`` says that the estimate carries its
+    uncertainty: the status is ``"ambiguous"`` or ``"undetermined"``, or the error
+    ``[rvec - rvec_true, t - t_true]`` lies within the 0.999 quantile of chi-square with 6
+    degrees of freedom in the covariance's metric. On a scene the data do not determine, that
+    is the honest answer when a pose is returned.
+
     Parameters
     ----------
     scene : SweepScene
@@ -1340,6 +1356,10 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     factor : float
     F : (2, 2, 2, 2) array_like, optional
         The estimated tensor.
+    status : str, optional
+    covariance : (6, 6) array_like, optional
+        The pose estimator's status and covariance of ``[rvec, t]`` (rotation vector in
+        radians).
 
     Returns
     -------
@@ -1353,7 +1373,8 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
         ``translation_error``, ``translation_rel_error``, ``rotation_ratio``,
         ``translation_ratio`` (against the yardstick on the correspondences within the
         threshold), ``oracle_rotation_ratio``, ``oracle_translation_ratio`` (on the true
-        inliers), ``pose_within``.
+        inliers), ``pose_within``, ``pose_loss_ratio``, ``pose_fits_as_ml``, and with a
+        ``status`` ``pose_status`` and ``pose_reported``.
     """
     scene = _check_scene(scene)
     n = len(scene.inliers)
@@ -1405,12 +1426,45 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
         rr, tr = ratios(max(y.rotation_error_deg, y_data.rotation_error_deg),
                         max(y.translation_error, y_data.translation_error))
         ro, to = ratios(y.rotation_error_deg, y.translation_error)
+        within = bool(rr <= factor and tr <= factor)
+        loss_ratio = (_pose_loss(scene, R, t, threshold)
+                      / max(_pose_loss(scene, y_data.R, y_data.t, threshold), 1e-300))
         rec.update({"rotation_error_deg": rot, "translation_error": t_err,
                     "translation_rel_error": t_rel, "rotation_ratio": float(rr),
                     "translation_ratio": float(tr), "oracle_rotation_ratio": float(ro),
-                    "oracle_translation_ratio": float(to),
-                    "pose_within": bool(rr <= factor and tr <= factor)})
+                    "oracle_translation_ratio": float(to), "pose_within": within,
+                    "pose_loss_ratio": float(loss_ratio),
+                    "pose_fits_as_ml": bool(within or loss_ratio <= 1.001)})
+        if status is not None:
+            rec["pose_status"] = str(status)
+            rec["pose_reported"] = bool(status in ("ambiguous", "undetermined")
+                                        or _covers(covariance, R, t, scene))
     return rec
+
+
+def _covers(covariance, R, t, scene) -> bool:
+    """Whether the error of ``R, t`` lies within the 0.999 quantile of chi-square(6) in the
+    metric of ``covariance`` (6, 6) of ``[rvec, t]``; False without a finite one."""
+    from scipy.stats import chi2
+
+    if covariance is None:
+        return False
+    C = np.asarray(covariance, dtype=float)
+    if C.shape != (6, 6) or not np.all(np.isfinite(C)):
+        return False
+    e = np.concatenate([rvec_from_matrix(np.asarray(R, dtype=float)) - rvec_from_matrix(scene.R),
+                        np.ravel(np.asarray(t, dtype=float)) - scene.t])
+    return bool(e @ np.linalg.pinv(C) @ e <= chi2.ppf(0.999, 6))
+
+
+def _pose_loss(scene, R, t, threshold) -> float:
+    """Truncated quadratic loss (:func:`xslit.robust.msac_loss`) of the Sampson distances of
+    all of a scene's correspondences to the tensor of the pose ``R, t`` of camera 2."""
+    cam1 = compose_camera(scene.intrinsics1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(scene.intrinsics2, rvec_from_matrix(np.asarray(R, dtype=float)),
+                          np.ravel(np.asarray(t, dtype=float)))
+    F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    return float(msac_loss(sampson_distance(F, scene.points1, scene.points2), threshold))
 
 
 def _region_match(params, region) -> bool:
@@ -1506,7 +1560,8 @@ def sweep_two_view(estimate, seeds, *, max_n: int | None = None, threshold: floa
             mask = np.zeros(len(scene.inliers))
         y = ml_from_truth(scene)
         rec.update(score_two_view(scene, mask, out.get("R"), out.get("t"), threshold=thr,
-                                  yardstick=y, factor=factor, F=out.get("F")))
+                                  yardstick=y, factor=factor, F=out.get("F"),
+                                  status=out.get("status"), covariance=out.get("covariance")))
         rec["failure"] = failure
         records.append(rec)
     return records
@@ -1561,6 +1616,11 @@ def _tally(records, factor):
                    for r in decidable])
     det = [r for r in ok if r.get("pose_judged", r["determined"])]
     within = [r for r in det if r.get("pose_within")]
+    pose_fits = [r for r in det if r.get("pose_fits_as_ml")]
+    # Decidable scenes whose yardstick is not determined: a failure or a pose that carries its
+    # uncertainty is the honest answer, a confident pose outside it is not.
+    loose = [r for r in decidable if not r.get("pose_judged", r["determined"])]
+    honest = [r for r in loose if r.get("failure") or r.get("pose_reported")]
     fits = np.array([bool(r.get("fits_as_ml")) for r in decidable])
     rot = np.array([r["rotation_error_deg"] for r in ok if "rotation_error_deg" in r])
     return {
@@ -1581,6 +1641,9 @@ def _tally(records, factor):
         "undecidable_returned": sum(1 for r in undecidable if not r.get("failure")),
         "determined": len(det),
         "pose_within": float(len(within) / len(det)) if det else float("nan"),
+        "pose_fits_ml": float(len(pose_fits) / len(det)) if det else float("nan"),
+        "undetermined": len(loose),
+        "undetermined_honest": float(len(honest) / len(loose)) if loose else float("nan"),
         "rotation_median_deg": float(np.median(rot)) if len(rot) else float("nan"),
         "rotation_max_deg": float(np.max(rot)) if len(rot) else float("nan"),
         "factor": factor,
@@ -1614,7 +1677,11 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         the decidable scenes whose tensor is as good as the data allow, ``fits_as_ml`` of
         :func:`score_two_view`; a failure counts as not), ``determined`` (count of the scenes
         whose pose is judged: determined and decidable), ``pose_within`` (fraction of them
-        whose pose is within ``factor`` of the yardstick),
+        whose pose is within ``factor`` of the yardstick), ``pose_fits_ml`` (fraction of
+        them whose pose is as good as the data allow, ``pose_fits_as_ml`` of
+        :func:`score_two_view`), ``undetermined`` (count of the decidable scenes whose
+        yardstick is not determined), ``undetermined_honest`` (fraction of them that failed
+        with a reason or whose pose carries its uncertainty, ``pose_reported``),
         ``rotation_median_deg`` and ``rotation_max_deg``.
     """
     bins = SWEEP_BINS if bins is None else bins
