@@ -289,15 +289,16 @@ def test_pose_scored_by_the_loss_the_data_allow_and_by_its_reported_uncertainty(
                           covariance=loose)["pose_reported"]
     assert score_two_view(s, s.inliers, turned, s.t, threshold=thr, yardstick=y,
                           status="ambiguous", covariance=tight)["pose_reported"]
-    # Tallied on scenes whose yardstick is not determined: a failure or a reported
-    # uncertainty is honest, the confident wrong pose is not.
+    # Tallied on scenes whose yardstick is not determined: a failure, a reported uncertainty
+    # or a pose as good as the data allow is honest, the confident wrong pose is not.
     rec = {"n_inliers": 100, "params": {}, "decidable": True, "pose_judged": False,
            "determined": False, "precision_ratio": 1.0, "recall_ratio": 1.0}
     records = [dict(rec, failure="pose: undetermined"), dict(rec, pose_reported=True),
-               dict(rec, pose_reported=False)]
+               dict(rec, pose_reported=False, pose_fits_as_ml=True),
+               dict(rec, pose_reported=False, pose_fits_as_ml=False)]
     tally = summarize_sweep(records)["overall"]
-    assert tally["undetermined"] == 3
-    assert tally["undetermined_honest"] == pytest.approx(2 / 3)
+    assert tally["undetermined"] == 4
+    assert tally["undetermined_honest"] == pytest.approx(3 / 4)
 
 
 def test_noise_ceiling_maximum_likelihood_mask_and_decidability():

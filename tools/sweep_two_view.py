@@ -298,8 +298,9 @@ def main(argv=None):
     print(f"undecidable scenes: {o['undecidable_failed']} failed with a reason, "
           f"{o['undecidable_returned']} answered")
     print(f"decidable scenes whose pose the yardstick does not determine: {o['undetermined']}; "
-          f"failed with a reason, or a pose reported ambiguous or whose covariance covers its "
-          f"error: {_fmt(o['undetermined_honest'], '.3f')} of them")
+          f"failed with a reason, a pose reported ambiguous or whose covariance covers its "
+          f"error, or as good as the data allow: {_fmt(o['undetermined_honest'], '.3f')} of "
+          f"them")
     print(f"determined and decidable scenes: {o['determined']} of {o['scenes']}; pose within "
           f"{args.factor}x of the yardstick: {_fmt(o['pose_within'], '.3f')} of them; as good "
           f"as the data allow (within, or a truncated Sampson loss no higher than the "

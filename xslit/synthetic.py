@@ -1617,10 +1617,12 @@ def _tally(records, factor):
     det = [r for r in ok if r.get("pose_judged", r["determined"])]
     within = [r for r in det if r.get("pose_within")]
     pose_fits = [r for r in det if r.get("pose_fits_as_ml")]
-    # Decidable scenes whose yardstick is not determined: a failure or a pose that carries its
-    # uncertainty is the honest answer, a confident pose outside it is not.
+    # Decidable scenes whose yardstick is not determined: a failure, a pose that carries its
+    # uncertainty, or one as good as maximum likelihood from the truth is an honest answer; a
+    # confident pose outside its uncertainty that fits worse than the truth's is not.
     loose = [r for r in decidable if not r.get("pose_judged", r["determined"])]
-    honest = [r for r in loose if r.get("failure") or r.get("pose_reported")]
+    honest = [r for r in loose
+              if r.get("failure") or r.get("pose_reported") or r.get("pose_fits_as_ml")]
     fits = np.array([bool(r.get("fits_as_ml")) for r in decidable])
     rot = np.array([r["rotation_error_deg"] for r in ok if "rotation_error_deg" in r])
     return {
@@ -1681,7 +1683,9 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         them whose pose is as good as the data allow, ``pose_fits_as_ml`` of
         :func:`score_two_view`), ``undetermined`` (count of the decidable scenes whose
         yardstick is not determined), ``undetermined_honest`` (fraction of them that failed
-        with a reason or whose pose carries its uncertainty, ``pose_reported``),
+        with a reason, whose pose carries its uncertainty, ``pose_reported``, or is as good as
+        the data allow, ``pose_fits_as_ml``: where the first-order covariance of maximum
+        likelihood from the truth does not cover its own error either),
         ``rotation_median_deg`` and ``rotation_max_deg``.
     """
     bins = SWEEP_BINS if bins is None else bins
