@@ -44,6 +44,7 @@ def test_minimal_samples_give_models_in_the_problem_frame(rng):
     repeated = np.concatenate([idx[0, :7], idx[0, :6]])
     models, owner = problem.fit_samples(np.vstack([idx, repeated]))
     assert set(owner.tolist()) == {0, 1, 2}
+    assert np.all(np.diff(owner) >= 0)
     for b in range(3):
         mine = models[owner == b]
         d = projective_distance(mine, np.broadcast_to(truth, mine.shape), axis=(1, 2, 3, 4))
@@ -55,6 +56,17 @@ def test_minimal_samples_give_models_in_the_problem_frame(rng):
     linear = EpipolarProblem(s["points1"], s["points2"])
     np.testing.assert_array_equal(problem.fit_samples(big)[0], linear.fit_samples(big)[0])
     assert problem.sample_size == 13 and linear.sample_size == 15
+
+
+def test_coplanar_minimal_samples_give_no_model(rng):
+    # Scene points on one plane leave a null space of more than three dimensions.
+    s = random_two_view_scene(rng, 40)
+    xy = rng.uniform(-1.0, 1.0, (40, 2))
+    X = np.column_stack([xy, 5.0 + 0.3 * xy[:, 0] - 0.2 * xy[:, 1]])
+    problem = MinimalEpipolarProblem(s["camera1"].project(X), s["camera2"].project(X), rng=0)
+    models, owner = problem.fit_samples(np.stack([rng.choice(40, 13, replace=False)
+                                                  for _ in range(3)]))
+    assert models.shape == (0, 2, 2, 2, 2) and owner.shape == (0,)
 
 
 def test_noise_free_with_outliers_is_exact_and_deterministic(backend):

@@ -114,14 +114,14 @@ def spread(values, fmt):
     return f"{fmt.format(statistics.median(values))} ({fmt.format(lo)}-{fmt.format(hi)})"
 
 
-def crossover(cost13, cost15, max_iters):
+def crossover(cost13, cost15, max_iters, confidence):
     """Outlier ratios above which 13-point samples cost less (uncapped), and above which
-    15-point samples reach ``max_iters`` (confidence :data:`CONFIDENCE`)."""
+    15-point samples reach ``max_iters``."""
     outliers = np.linspace(0.0, 0.99, 991)
     pays = caps = None
     for r in outliers:
-        k13 = required_iterations(1.0 - r, 13, CONFIDENCE)
-        k15 = required_iterations(1.0 - r, 15, CONFIDENCE)
+        k13 = required_iterations(1.0 - r, 13, confidence)
+        k15 = required_iterations(1.0 - r, 15, confidence)
         if pays is None and k13 > 0 and k13 * cost13 < k15 * cost15:
             pays = r
         if caps is None and k15 > max_iters:
@@ -149,8 +149,11 @@ def main(argv=None) -> int:
     ratios = [float(r) for r in args.outliers.split(",")]
     method = METHODS[args.method]
     solver = "numba (compiled kernel)" if HAVE_NUMBA else "numpy (no numba installed)"
+    # USAC_ACCURATE raises the confidence to 0.999 (findEpipolarTensor's documentation).
+    confidence = 0.999 if args.method == "usac_accurate" else CONFIDENCE
+    floor = f" (raised to {confidence} by the method)" if confidence != CONFIDENCE else ""
     print(f"findEpipolarTensor, {args.method}, threshold {THRESHOLD} px, confidence "
-          f"{CONFIDENCE}, maxIters {args.max_iters}; {args.points} correspondences, sigma "
+          f"{CONFIDENCE}{floor}, maxIters {args.max_iters}; {args.points} correspondences, sigma "
           f"{SIGMA} px; minimal solver: {solver}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     # Load the start system and compile (or load) the solver's kernel before timing.
@@ -189,13 +192,13 @@ def main(argv=None) -> int:
         wall = [a["wall"] / b["wall"] for a, b in zip(res[13], res[15], strict=True)]
         cpu = [a["cpu"] / b["cpu"] for a, b in zip(res[13], res[15], strict=True)]
         w = 1.0 - ratio
-        formula = (required_iterations(w, 13, CONFIDENCE)
-                   / required_iterations(w, 15, CONFIDENCE))
+        formula = (required_iterations(w, 13, confidence)
+                   / required_iterations(w, 15, confidence))
         print(f"{'':>8}  13/15: samples {spread(it, '{:.2f}')} (RANSAC's formula "
               f"{formula:.2f}), time {spread(wall, '{:.1f}')}, CPU {spread(cpu, '{:.1f}')}")
     c13 = statistics.median(per_sample[13])
     c15 = statistics.median(per_sample[15])
-    pays, caps = crossover(c13, c15, args.max_iters)
+    pays, caps = crossover(c13, c15, args.max_iters, confidence)
     print(f"\nCPU per sample of a round of 64 (hypotheses and their residuals, median over the "
           f"scenes): 13-point {c13 * 1e3:.2f} ms, 15-point {c15 * 1e3:.3f} ms "
           f"({c13 / c15:.0f} times)")
@@ -205,7 +208,7 @@ def main(argv=None) -> int:
           f"{args.max_iters:,} draws above {caps:.0%} outliers")
     for ratio in ratios:
         w = 1.0 - ratio
-        gain = required_iterations(w, 15, CONFIDENCE) / required_iterations(w, 13, CONFIDENCE)
+        gain = required_iterations(w, 15, confidence) / required_iterations(w, 13, confidence)
         print(f"at {ratio:.0%} outliers 13-point samples pay when one costs less than "
               f"{gain:.1f} 15-point samples: {gain * c15 * 1e3:.3f} ms, {c13 / (gain * c15):.0f} "
               f"times less than today's")
