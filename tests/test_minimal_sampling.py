@@ -95,6 +95,14 @@ def test_find_tensor_draws_minimal_samples(monkeypatch):
     assert shapes and all(shape[1:] == (13,) for shape in shapes)
     np.testing.assert_array_equal(mask[:, 0] == 1, s["inliers"])
     assert projective_distance(F, true_tensor(s)) < tol.MINIMAL_ROBUST_NOISE_FREE
+    # The keyword applies to UsacParams too.
+    shapes.clear()
+    params = xslit.UsacParams(threshold=1.5, maxIterations=32)
+    F_params, mask_params = xslit.findEpipolarTensor(s["points1"], s["points2"], params,
+                                                     sampleSize=13)
+    assert shapes and all(shape[1:] == (13,) for shape in shapes)
+    np.testing.assert_array_equal(mask_params, mask)
+    assert projective_distance(F_params, F) < tol.MINIMAL_ROBUST_NOISE_FREE
     # The default draws 15-point samples: the minimal solver is not called.
     shapes.clear()
     F15, mask15 = xslit.findEpipolarTensor(s["points1"], s["points2"])
