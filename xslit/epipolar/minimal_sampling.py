@@ -84,7 +84,7 @@ class MinimalEpipolarProblem(EpipolarProblem):
 
     def fit_samples(self, samples, near=None):
         """Minimal samples: every real tensor of each (zero to 28). Larger samples: as
-        :meth:`EpipolarProblem.fit_samples <xslit.epipolar.estimate.EpipolarProblem.fit_samples>`."""
+        :meth:`xslit.epipolar.estimate.EpipolarProblem.fit_samples`."""
         samples = np.asarray(samples)
         if samples.shape[1] != MIN_MINIMAL_POINTS:
             return super().fit_samples(samples, near)
