@@ -1,6 +1,7 @@
 """The 13-point minimal solver: stored start system, every complex solution, the true
 configuration among the real ones, degenerate and malformed samples."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -359,3 +360,16 @@ def test_thousand_random_samples():
     truth = np.mean([c[1] for c in chunks])
     assert complete >= tol.MINIMAL_ALL_FOUND_FRACTION
     assert truth >= tol.MINIMAL_TRUTH_FRACTION
+
+
+def test_compiled_equations_are_the_generators_output():
+    # The straight-line kernel of the equations is written by tools/make_minimal_kernel.py:
+    # the block between its markers must be exactly what the generator prints.
+    path = Path(__file__).resolve().parents[1] / "tools" / "make_minimal_kernel.py"
+    spec = importlib.util.spec_from_file_location("make_minimal_kernel", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    text = Path(minimal.__file__).read_text()
+    start, end = tool.current_block(text)
+    assert text[start:end] == tool.generate()
+    assert tool.main(["--check"]) == 0

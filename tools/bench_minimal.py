@@ -12,7 +12,8 @@ With --robust, also the cost of a robust estimation with 13-point minimal sample
 15-point linear samples (xslit.epipolar.solve_linear_batch) at 40% and 50% outliers:
 iterations by the standard formula log(1 - p) / log(1 - w^s) for confidence p = 0.99 and
 inlier ratio w, times the measured time per sample of each solver plus the scoring of its
-real tensors on --points correspondences.
+real tensors on --points correspondences. tools/bench_minimal_sampling.py measures the same
+comparison through findEpipolarTensor(sampleSize=13) and its robust loop.
 
 The paths are tracked by the compiled kernel when numba is installed (pip install numba, or
 pip install xslit[fast]) and by numpy otherwise; --backends numba,numpy times both, interleaved.

@@ -12,6 +12,7 @@ from .._checks import check_image_points, check_rng, check_threshold
 from ..cameras import TwoSlitCamera
 from ..epipolar import MIN_LINEAR_POINTS, epipolar_tensor
 from ..epipolar.estimate import estimate_epipolar_tensor
+from ..epipolar.minimal_sampling import check_sample_size
 from ..robust import LMEDS, MSAC, PROSAC, RANSAC, UNIFORM, RobustOptions
 
 __all__ = [
@@ -168,7 +169,7 @@ def computeEpipolarTensor(camera1, camera2) -> np.ndarray:
 
 
 def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThreshold=1.5,
-                       confidence=0.99, maxIters=10000, *, rng=0):
+                       confidence=0.99, maxIters=10000, *, rng=0, sampleSize=MIN_LINEAR_POINTS):
     """Estimate the epipolar tensor from correspondences, like ``cv2.findFundamentalMat``.
 
     Also callable as ``findEpipolarTensor(points1, points2, params)`` with a
@@ -190,6 +191,19 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
     rng : None, int or numpy.random.Generator
         Randomness of the sampler. The default seed 0 makes the same call give the same
         answer, as cv2 does; None draws fresh entropy.
+    sampleSize : {15, 13}
+        Correspondences per sample of the robust methods (``FM_RANSAC``, ``FM_LMEDS``,
+        ``USAC_DEFAULT``, ``USAC_ACCURATE``, :class:`UsacParams`). 15: the linear solution of
+        each sample (about 0.02 ms with its residuals). 13: every real tensor of the
+        minimal solver (:func:`xslit.epipolar.minimal.minimal_hypotheses`, about 3.5 ms per
+        sample with numba, ``pip install 'xslit[fast]'``, several times more without). Uniform
+        sampling then needs about ``w^2`` times the draws for an inlier ratio ``w`` (2.8
+        times fewer at 40% outliers, 4 at 50%), which repays a sample costing at most 3-4
+        times a 15-point one, not 170; with the default's PROSAC order both sizes usually stop
+        after the same few samples. The 13-point option pays only beyond about 92% outliers,
+        where neither search ends within ``maxIters`` (``tools/bench_minimal_sampling.py``).
+        The rest of the estimate (local optimisation, the polish on the variety) is the
+        same.
 
     Returns
     -------
@@ -217,6 +231,11 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
     if len(p1) != len(p2):
         raise ValueError(f"points1 and points2 must have the same number of points, got "
                          f"{len(p1)} and {len(p2)}")
+    sample_size = check_sample_size("sampleSize", sampleSize)
+    if sample_size != MIN_LINEAR_POINTS and isinstance(method, numbers.Integral) \
+            and method in (FM_LINEAR, FM_13POINT):
+        raise ValueError(f"sampleSize must be {MIN_LINEAR_POINTS} with FM_LINEAR and FM_13POINT "
+                         f"(it sets the samples of the robust methods), got {sampleSize!r}")
     if isinstance(method, numbers.Integral) and not isinstance(method, bool) \
             and method == FM_13POINT:
         return _thirteen_point(p1, p2, rng)
@@ -250,7 +269,8 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
             lo_iterations=20 if method == USAC_ACCURATE else 6,
             preemptive_subset=256 if method in (USAC_DEFAULT, USAC_ACCURATE) else 0,
         )
-    est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear, order=order)
+    est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear, order=order,
+                                   sample_size=sample_size)
     mask = est.inliers.astype(np.uint8)[:, None]
     if not est.success:
         log.warning("findEpipolarTensor failed: %s", est.reason)

@@ -300,7 +300,8 @@ def _distinct_count(points1, points2) -> int:
 
 
 def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = None, rng=0,
-                             linear_only: bool = False, order=None) -> EpipolarEstimate:
+                             linear_only: bool = False, order=None,
+                             sample_size: int = MIN_LINEAR_POINTS) -> EpipolarEstimate:
     """Robust (or, with ``linear_only``, all-points) estimate of ``F`` on the variety of
     epipolar tensors.
 
@@ -323,6 +324,11 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     order : (N,) int ndarray, optional
         Correspondences by decreasing quality for the PROSAC sampler (default: by density in
         the joint image space, :func:`xslit.robust.density_order`).
+    sample_size : {15, 13}
+        Correspondences per sample of the robust loop: 15 (one linear solution each) or 13
+        (every real tensor of the minimal solver,
+        :class:`~xslit.epipolar.minimal_sampling.MinimalEpipolarProblem`: fewer samples, each
+        much dearer). Ignored when ``linear_only``.
 
     Returns
     -------
@@ -333,8 +339,10 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         or a support no larger than chance (too many outliers).
     """
     from .._checks import check_rng
+    from .minimal_sampling import check_sample_size, epipolar_problem
 
     rng = check_rng(rng)
+    sample_size = check_sample_size("sample_size", sample_size)
     options = RobustOptions() if options is None else options
     n = len(points1)
     none = np.zeros(n, bool)
@@ -350,7 +358,7 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         Ts, normed = normalize_axes(points1, points2, robust=True)
         frame, normed = np.stack(Ts), np.stack(normed)
     else:
-        problem = EpipolarProblem(points1, points2)
+        problem = epipolar_problem(points1, points2, sample_size, rng)
         res = robust_estimate(problem, options, rng, order)
         if res.model is None or not res.success:
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
