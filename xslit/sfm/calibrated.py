@@ -919,24 +919,34 @@ def _in_front(terms, R, t):
 def _distinct_poses(R, t, order, max_count, separation_deg, translation_tol):
     """Greedy non-maximum suppression of poses: indices in ``order`` whose rotation differs
     from every kept one by more than ``separation_deg`` or whose translation differs by more
-    than ``translation_tol`` times the longer one."""
+    than ``translation_tol`` times the longer one (poses with a non-finite translation are
+    left out)."""
     cos_sep = np.cos(np.radians(separation_deg))
     Rv = np.asarray(R).reshape(-1, 9)
+    t = np.asarray(t)
+    order = np.asarray(order, dtype=int).reshape(-1)
+    order = order[np.isfinite(t[order]).all(axis=1)]
     norms = np.linalg.norm(t, axis=1)
-    finite = np.isfinite(t).all(axis=1)
-    keep = []
-    for k in order:
-        if not finite[k]:
-            continue
-        if keep:
-            cos = (Rv[keep] @ Rv[k] - 1) / 2
-            close = np.linalg.norm(t[keep] - t[k], axis=1) <= translation_tol * np.maximum(
-                norms[keep], norms[k])
-            if np.any(close & (cos >= cos_sep)):
+
+    def close(a, b):
+        """``(len(a), len(b))``: the poses ``a`` and ``b`` are too close to both be kept."""
+        cos = (Rv[a] @ Rv[b].T - 1) / 2
+        dt = np.linalg.norm(t[a][:, None] - t[b][None], axis=2)
+        return (cos >= cos_sep) & (dt <= translation_tol * np.maximum(norms[a][:, None],
+                                                                      norms[b][None]))
+
+    keep, c0, size = [], 0, 32
+    while c0 < len(order):  # in growing chunks: pairwise tests of a chunk at once
+        chunk, c0, size = order[c0:c0 + size], c0 + size, min(2 * size, 512)
+        gone = close(chunk, keep).any(axis=1) if keep else np.zeros(len(chunk), bool)
+        among = close(chunk, chunk)
+        for i, k in enumerate(chunk):
+            if gone[i]:
                 continue
-        keep.append(int(k))
-        if len(keep) == max_count:
-            break
+            keep.append(int(k))
+            if len(keep) == max_count:
+                return keep
+            gone |= among[i]
     return keep
 
 
@@ -1338,6 +1348,7 @@ class _MaximumLikelihood:
     basins: list  # (reprojection cost on the inliers, rvec, tvec, (n, 3) points), best first
     score: float  # truncated squared Sampson distances over all N of the best basin, px^2
     information: tuple  # metric_pose_information (S, sigma2) of the best basin
+    distances: np.ndarray  # (N,) squared Sampson distances of the best basin (_pose_distances)
 
 
 def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
@@ -1361,6 +1372,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
         return "the maximum-likelihood pose makes no camera of intrinsics2 (its slits meet)"
     # The pose's inliers among all correspondences; refined again on them when they changed.
     cost, e, X = _pose_distances(intrinsics1, intrinsics2, rv, tv, p1, p2, threshold)
+    first = rv
     inl = e <= threshold**2
     if inl.sum() < 8:
         return (f"the maximum-likelihood pose explains only {int(inl.sum())} "
@@ -1398,9 +1410,10 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     if basins[0][1] is not rv:
         information = metric_pose_information(intrinsics1, intrinsics2, basins[0][1],
                                               basins[0][2], q1, q2, basins[0][3])
-    score = _pose_distances(intrinsics1, intrinsics2, basins[0][1], basins[0][2], p1, p2,
-                            threshold)[0]
-    return _MaximumLikelihood(cost, inl, X, basins, score, information)
+    # The best basin's distances: those of the first fit when it is that pose.
+    score, e_best = (cost, e) if basins[0][1] is first else _pose_distances(
+        intrinsics1, intrinsics2, basins[0][1], basins[0][2], p1, p2, threshold)[:2]
+    return _MaximumLikelihood(cost, inl, X, basins, score, information, e_best)
 
 
 def _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold) -> float:
@@ -1421,10 +1434,10 @@ def _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold) -> float:
     0.8 to 11.5 (and one of 300 gave 26.5). ``-inf`` when the tensor cannot be fitted (fewer
     than 15 inliers).
     """
-    _, rv, tv, Xi = ml.basins[0]
+    Xi = ml.basins[0][3]
     # Noise-free data: below a micropixel the difference is rounding, not misfit.
     sigma2 = max(ml.basins[0][0] / max(len(Xi) - 6, 1), 1e-12)
-    _, e, _ = _pose_distances(intrinsics1, intrinsics2, rv, tv, p1, p2, threshold)
+    e = ml.distances
     inl = e <= threshold**2
     try:
         F0 = solve_taubin(p1[inl], p2[inl])[0]
