@@ -326,7 +326,7 @@ class PoseSampson:
             rays = tuple(check_matrix(name, r, (len(self.points1), 6)) for name, r in
                          (("rays[0]", rays[0]), ("rays[1]", rays[1])))
         self.rays = rays
-        self._operators = {}
+        self._operators, self._ray_terms = {}, {}
 
     def __len__(self) -> int:
         """Correspondences (of each pose, for :meth:`subsets`)."""
@@ -335,7 +335,7 @@ class PoseSampson:
     def subset(self, rows) -> PoseSampson:
         """The evaluator of the correspondences ``rows`` (indices or a boolean mask)."""
         sub = object.__new__(PoseSampson)
-        sub.Phi, sub.block, sub._operators = self.Phi, self.block, {}
+        sub.Phi, sub.block, sub._operators, sub._ray_terms = self.Phi, self.block, {}, {}
         sub.points1, sub.points2 = self.points1[rows], self.points2[rows]
         sub.rays = None if self.rays is None else (self.rays[0][rows], self.rays[1][rows])
         return sub
@@ -372,6 +372,17 @@ class PoseSampson:
                 self._operators[c0, c1] = G
         return G
 
+    def _terms(self, cols):
+        """:func:`_ray_terms` of the correspondences ``cols`` (a slice), kept with the
+        operators."""
+        terms = self._ray_terms.get((cols.start, cols.stop))
+        if terms is None:
+            terms = _ray_terms(self.rays[0][cols], self.rays[1][cols])
+            if cols.stop - cols.start + sum(t[0].shape[0] for t in self._ray_terms.values()) \
+                    <= SAMPSON_KEEP:
+                self._ray_terms[cols.start, cols.stop] = terms
+        return terms
+
     def _blocks(self, K, per_pose):
         """Blocks ``(poses, columns, G)``: the poses and the correspondences (slices) and the
         Sampson operator of those correspondences; ``per_pose`` tensors are evaluated per pose
@@ -380,9 +391,10 @@ class PoseSampson:
         m = max(1, min(n, max(256, self.block // (per_pose * max(K, 1)))))
         kc = max(1, self.block // (per_pose * m))
         for c0 in range(0, n, m):
-            G = self._operator(c0, min(n, c0 + m))
+            c1 = min(n, c0 + m)
+            G = self._operator(c0, c1)
             for k0 in range(0, K, kc):
-                yield slice(k0, k0 + kc), slice(c0, c0 + m), G if G.ndim == 3 else G[k0:k0 + kc]
+                yield slice(k0, k0 + kc), slice(c0, c1), G if G.ndim == 3 else G[k0:k0 + kc]
 
     def distances(self, R, t) -> np.ndarray:
         """Signed Sampson distances ``(K, N)`` of poses ``R (K, 3, 3)``, ``t (K, 3)``."""
@@ -404,8 +416,7 @@ class PoseSampson:
             d = sampson_distance_batch(G, f[k][:, None])[:, 0]
             np.minimum(d, SAMPSON_CLIP, out=d)
             if self.rays is not None:
-                front = _in_front(_ray_terms(self.rays[0][cols], self.rays[1][cols]), R[k],
-                                  t[k])
+                front = _in_front(self._terms(cols), R[k], t[k])
                 d[~front] = np.inf
             masks[k, cols] = d <= threshold
             loss[k] += msac_loss(d, threshold)
@@ -459,22 +470,24 @@ class PoseSampson:
             Gm = G.reshape(*G.shape[:-3], -1, 16)  # (5 m, 16), or one per pose
             P = (Fk @ np.swapaxes(Gm, -1, -2)).reshape(len(Fk), 7, 5, m)
             grad0 = P[:, 0, 1:]  # (k, 4, m)
-            gn = np.sqrt(np.einsum("kcn,kcn->kn", grad0, grad0))
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                d = P[:, 0, 0] / gn
-                dot = np.einsum("kcn,kjcn->kjn", grad0, P[:, 1:, 1:])
-                J = (P[:, 1:, 0] - (d / gn)[:, None] * dot) / gn[:, None]
-            bad = ~(np.abs(d) < SAMPSON_CLIP)  # vanishing gradient, clipped or NaN
-            d[np.isnan(d)] = 0.0
-            np.clip(d, -SAMPSON_CLIP, SAMPSON_CLIP, out=d)
-            J[np.broadcast_to(bad[:, None], J.shape)] = 0.0
+                inv = 1.0 / np.sqrt(np.einsum("kcn,kcn->kn", grad0, grad0))
+                d = P[:, 0, 0] * inv
+                # A vanishing gradient (d infinite or NaN) or a clipped distance does not
+                # move: its derivatives are 0.
+                ok = np.abs(d) < SAMPSON_CLIP
+                d = np.clip(np.nan_to_num(d, nan=0.0), -SAMPSON_CLIP, SAMPSON_CLIP)
+                a = np.where(ok, d * inv, 0.0)
+                b = np.where(ok, inv, 0.0)
             r, slope = self._robust(d, None if scale is None else scale[k, None])
             if slope is not None:
-                J *= slope[:, None]
+                b *= slope
             if weights is not None:
                 w = weights[k, cols]
                 r = r * w
-                J *= w[:, None]
+                b *= w
+            dot = np.einsum("kcn,kjcn->kjn", grad0, P[:, 1:, 1:])
+            J = (P[:, 1:, 0] - a[:, None] * dot) * b[:, None]
             H[k] += J @ np.swapaxes(J, 1, 2)
             g[k] += (J @ r[..., None])[..., 0]
         return H, g
@@ -1170,7 +1183,12 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
         sa, ia = sampson.score(Ra, ta, threshold)
         falling = ~(sa >= scores[active] * (1.0 - FIT_PROGRESS))
         Rs[active], ts[active], scores[active], inls[active] = Ra, ta, sa, ia
-        active = active[falling & np.isfinite(sa)]
+        # A candidate that reached a better one (within 0.1 degrees and 1%, where the
+        # comparison below takes them for one) is that basin again: it leaves the comparison.
+        kept = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
+        twins = np.setdiff1d(np.arange(len(Rs)), kept)
+        scores[twins] = np.inf
+        active = np.setdiff1d(active[falling & np.isfinite(sa)], twins)
         if not len(active):
             break
     order = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)

@@ -176,11 +176,14 @@ def _schur(U, V, W, eg, ep, lam):
     # Undamped, a point block can be singular (a point that the rays do not fix): its
     # pseudo-inverse leaves the unobserved directions out of the information.
     Vinv = np.linalg.inv(V) if lam else np.linalg.pinv(V)
-    WV = np.einsum("nij,njk->nik", W, Vinv)
-    S = U - np.einsum("nik,njk->ij", WV, W)
+    WV = W @ Vinv
+    # Sums over the points as one matrix product each: (G, N b) x (N b, G).
+    size = W.shape[0] * W.shape[2]
+    WV2 = np.swapaxes(WV, 0, 1).reshape(len(U), size)
+    S = U - WV2 @ np.swapaxes(W, 0, 1).reshape(len(U), size).T
     if eg is None:
         return S, np.zeros(len(S)), Vinv, WV
-    return S, eg - np.einsum("nik,nk->i", WV, ep), Vinv, WV
+    return S, eg - WV2 @ ep.reshape(-1), Vinv, WV
 
 
 def block_levenberg_marquardt(
@@ -233,7 +236,7 @@ def block_levenberg_marquardt(
             except np.linalg.LinAlgError:
                 lam *= 10
                 continue
-            dp = np.einsum("nij,nj->ni", Vinv, ep - np.einsum("nij,i->nj", W, dg))
+            dp = (Vinv @ (ep - dg @ W)[..., None])[..., 0]
             g_new, p_new = g - dg, p - dp
             r_new = fun(g_new, p_new)
             cost_new = 0.5 * float(np.sum(r_new * r_new))
