@@ -1282,8 +1282,8 @@ MODEL_FIT_RETRY = 0.9
 #: and wider searches returned a basin 14.7 degrees off, only this size found the
 #: maximum-likelihood pose (0.01 degrees off, a truncated Sampson cost lower by 245 px^2).
 #: Correspondences the thorough search runs on at most (a random part of them; its pose is
-#: then fitted to all): its memory grows with its 4x candidates times the correspondences,
-#: about 16 GiB at a million.
+#: then fitted to all): its time grows with its 4x starts and candidates times the
+#: correspondences, and so do their inlier masks (a byte per start and correspondence).
 THOROUGH_MAX_POINTS = 20000
 THOROUGH_SEARCH = {"n_rotations": 1000, "n_directions": 1536, "n_subsets": 8,
                    "n_starts": 192, "n_candidates": 32, "retry": False}
@@ -1574,8 +1574,9 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         # missed the maximum-likelihood basin. A thorough search, kept when its
         # maximum-likelihood pose has the lower truncated Sampson cost on all correspondences
         # (the cost that ranks the search's candidates, now at maximum-likelihood poses).
-        # On many correspondences the search runs on a random part of them (its memory
-        # grows with the candidates times N); its pose is then fitted to all.
+        # On many correspondences the search runs on a random part of them (its time and
+        # its starts' inlier masks grow with the starts times N); its pose is then fitted
+        # to all.
         sub = (np.arange(n) if n <= THOROUGH_MAX_POINTS else
                np.sort(rng.choice(n, THOROUGH_MAX_POINTS, replace=False)))
         try:
