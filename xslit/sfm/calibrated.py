@@ -267,8 +267,9 @@ SAMPSON_CLIP = 1e6
 #: temporaries stay within about 32 MiB whatever the number of correspondences.
 SAMPSON_BLOCK = 2**17
 #: Correspondences whose :func:`~xslit.epipolar.tensor.sampson_operator` a
-#: :class:`PoseSampson` keeps between calls (640 bytes each); beyond, it is built per block.
-SAMPSON_KEEP = 2**15
+#: :class:`PoseSampson` keeps between calls (640 bytes each, 160 MiB in all); beyond, it is
+#: built again for each block at each call.
+SAMPSON_KEEP = 2**18
 
 
 class PoseSampson:
@@ -467,8 +468,13 @@ class PoseSampson:
         for k, cols, G in self._blocks(K, 7):
             Fk = F[k]
             m = G.shape[-2]
-            Gm = G.reshape(*G.shape[:-3], -1, 16)  # (5 m, 16), or one per pose
-            P = (Fk @ np.swapaxes(Gm, -1, -2)).reshape(len(Fk), 7, 5, m)
+            # Two-dimensional products (BLAS with the operator transposed in place): the
+            # batched product copies it.
+            if G.ndim == 3:
+                P = Fk.reshape(-1, 16) @ G.reshape(-1, 16).T
+            else:
+                P = np.stack([Fi @ Gi.reshape(-1, 16).T for Fi, Gi in zip(Fk, G, strict=True)])
+            P = P.reshape(len(Fk), 7, 5, m)
             grad0 = P[:, 0, 1:]  # (k, 4, m)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 inv = 1.0 / np.sqrt(np.einsum("kcn,kcn->kn", grad0, grad0))
