@@ -267,8 +267,8 @@ SAMPSON_CLIP = 1e6
 #: temporaries stay within about 32 MiB whatever the number of correspondences.
 SAMPSON_BLOCK = 2**17
 #: Correspondences whose :func:`~xslit.epipolar.tensor.sampson_operator` a
-#: :class:`PoseSampson` keeps between calls (640 bytes each, 160 MiB in all); beyond, it is
-#: built again for each block at each call.
+#: :class:`PoseSampson` keeps between calls (640 bytes each, 160 MiB per evaluator); beyond,
+#: it is built again for each block at each call.
 SAMPSON_KEEP = 2**18
 
 
