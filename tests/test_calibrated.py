@@ -295,8 +295,7 @@ def test_robust_sampson_fit_ignores_absorbed_outliers(tol):
     """From the true pose, on a mask holding outliers within reach of a linear tensor, the
     Cauchy fit stays by the truth where least squares walks off (sweep scene 178: the
     least-squares fit of the mask moves the rotation by more than a degree)."""
-    from xslit.epipolar.tensor import sampson_operator
-    from xslit.sfm.calibrated import refine_pose_sampson
+    from xslit.sfm.calibrated import PoseSampson, refine_pose_sampson
     from xslit.synthetic import random_sweep_scene, rotation_error_deg
 
     sc = random_sweep_scene(178, max_n=2000)
@@ -305,10 +304,10 @@ def test_robust_sampson_fit_ignores_absorbed_outliers(tol):
     out = np.flatnonzero(~sc.inliers)
     mask = sc.inliers.copy()
     mask[rng.choice(out, len(out) // 10, replace=False)] = True
-    G = sampson_operator(sc.points1[mask], sc.points2[mask])
     Phi = tensor_map(sc.intrinsics1, sc.intrinsics2)
-    R_ls, _, _ = refine_pose_sampson(Phi, G, sc.R[None], sc.t[None])
-    R_c, _, _ = refine_pose_sampson(Phi, G, sc.R[None], sc.t[None], scale=thr)
+    sampson = PoseSampson(Phi, sc.points1[mask], sc.points2[mask])
+    R_ls, _, _ = refine_pose_sampson(sampson, sc.R[None], sc.t[None])
+    R_c, _, _ = refine_pose_sampson(sampson, sc.R[None], sc.t[None], scale=thr)
     err_ls, err_c = rotation_error_deg(R_ls[0], sc.R), rotation_error_deg(R_c[0], sc.R)
     assert err_ls > tol.CALIBRATED_ROBUST_FIT_GAIN * err_c
     assert err_c < tol.CALIBRATED_ROBUST_FIT_DEG
@@ -527,3 +526,161 @@ def test_tensor_map_refuses_bad_transforms_by_name(transforms, match):
         tensor_map(s["intrinsics1"], s["intrinsics2"], transforms)
     with pytest.raises(ValueError, match=r"^intrinsics1 must be TwoSlitIntrinsics"):
         tensor_map(None, s["intrinsics2"])
+
+
+def _random_poses(scene, count, rng):
+    """Poses around a scene's true pose (rotations up to about 20 degrees off)."""
+    R = matrix_from_rvec(rng.normal(scale=0.2, size=(count, 3))) @ matrix_from_rvec(
+        scene["rvec"])
+    t = scene["tvec"] + rng.normal(scale=0.3, size=(count, 3))
+    return R, t
+
+
+@pytest.mark.parametrize("kind", ["two_slit", "mixed", "pushbroom"])
+def test_blocked_sampson_distances_match_the_pose_tensor(kind, tol):
+    """PoseSampson's distances, in blocks of every size, are those of sampson_distance on
+    the tensor of each pose (random poses, all correspondences)."""
+    from xslit.sfm.calibrated import PoseSampson
+
+    rng = np.random.default_rng(3)
+    s = random_two_view_scene(5, 700, kind=kind, outlier_ratio=0.3)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    R, t = _random_poses(s, 9, rng)
+    F = pose_tensors(Phi, R, t).reshape(-1, 2, 2, 2, 2)
+    want = sampson_distance(F, s["points1"], s["points2"])
+    for block in (1, 300, 5000, 2**17):
+        got = PoseSampson(Phi, s["points1"], s["points2"], block=block).distances(R, t)
+        np.testing.assert_allclose(np.abs(got), want, rtol=tol.EXACT, atol=tol.EXACT)
+
+
+def test_block_size_does_not_change_the_reductions(tol):
+    """Scores, masks, costs and normal equations are the same whatever the block size
+    (sums over blocks differ by rounding only), also for poses on their own subsets."""
+    from xslit.cameras import compose_camera
+    from xslit.sfm.calibrated import PoseSampson
+
+    rng = np.random.default_rng(4)
+    s = random_two_view_scene(6, 900, kind="two_slit", outlier_ratio=0.3)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    p1, p2 = s["points1"], s["points2"]
+    rays = tuple(compose_camera(i, np.zeros(3), np.zeros(3)).rays(p) for i, p in
+                 ((s["intrinsics1"], p1), (s["intrinsics2"], p2)))
+    R, t = _random_poses(s, 7, rng)
+    w, scale = rng.random((7, 900)), rng.uniform(0.5, 3.0, 7)
+    rows = np.stack([rng.choice(900, 200, replace=False) for _ in range(7)])
+    out = []
+    for block in (1, 777, 2**17):
+        ps = PoseSampson(Phi, p1, p2, rays, block=block)
+        out.append((*ps.score(R, t, 2.0), ps.cost(R, t, weights=w, scale=scale),
+                    *ps.normal_equations(R, t, weights=w, scale=scale),
+                    *ps.subsets(rows).normal_equations(R, t)))
+        # Fewer poses make other blocks of the same evaluator: the same results.
+        few = ps.score(R[:2], t[:2], 2.0)
+        np.testing.assert_array_equal(few[1], out[-1][1][:2])
+        np.testing.assert_allclose(few[0], out[-1][0][:2], rtol=tol.EXACT)
+    for other in out[:-1]:
+        for a, b in zip(other, out[-1], strict=True):
+            if a.dtype == bool:
+                np.testing.assert_array_equal(a, b)
+            else:
+                np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=0)
+    # A pose on its own subset is that pose on that subset.
+    H, g = PoseSampson(Phi, p1[rows[2]], p2[rows[2]]).normal_equations(R[2:3], t[2:3])
+    np.testing.assert_allclose(out[-1][-2][2], H[0], rtol=tol.EXACT)
+    np.testing.assert_allclose(out[-1][-1][2], g[0], rtol=tol.EXACT)
+
+
+@pytest.mark.parametrize("robust", [False, True])
+def test_pose_sampson_normal_equations_are_those_of_the_residuals(robust, tol):
+    """J J^T and J r of PoseSampson against central differences of the residuals along the
+    retraction R <- exp([w]x) R, t <- t + v (least squares and the Cauchy roots)."""
+    from xslit.sfm.calibrated import PoseSampson
+
+    rng = np.random.default_rng(5)
+    s = random_two_view_scene(7, 300, kind="mixed", outlier_ratio=0.2)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    ps = PoseSampson(Phi, s["points1"], s["points2"])
+    R, t = _random_poses(s, 4, rng)
+    w = rng.random((4, 300))
+    scale = rng.uniform(0.5, 3.0, 4) if robust else None
+
+    def residuals(R, t):
+        d = ps.distances(R, t)
+        if robust:
+            u = d / scale[:, None]
+            d = np.sign(d) * scale[:, None] * np.sqrt(np.log1p(u * u))
+        return d * w
+
+    r = residuals(R, t)
+    np.testing.assert_allclose(ps.cost(R, t, weights=w, scale=scale), np.sum(r * r, axis=1),
+                               rtol=tol.EXACT)
+    J = np.zeros((4, 6, 300))
+    h = 1e-6
+    for a in range(6):
+        step = np.zeros((4, 6))
+        step[:, a] = h
+        plus = residuals(matrix_from_rvec(step[:, :3]) @ R, t + step[:, 3:])
+        minus = residuals(matrix_from_rvec(-step[:, :3]) @ R, t - step[:, 3:])
+        J[:, a] = (plus - minus) / (2 * h)
+    H, g = ps.normal_equations(R, t, weights=w, scale=scale)
+    H_fd, g_fd = J @ np.swapaxes(J, 1, 2), (J @ r[..., None])[..., 0]
+    scale_H = np.abs(H_fd).max(axis=(1, 2), keepdims=True)
+    np.testing.assert_allclose(H / scale_H, H_fd / scale_H, rtol=0, atol=tol.JACOBIAN_RTOL)
+    scale_g = np.abs(g_fd).max(axis=1, keepdims=True)
+    np.testing.assert_allclose(g / scale_g, g_fd / scale_g, rtol=0, atol=tol.JACOBIAN_RTOL)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda ps, R, t: type(ps)(np.zeros((16, 17)), *ps_points()), r"^Phi must"),
+    (lambda ps, R, t: type(ps)(ps.Phi, np.zeros((5, 2)), np.zeros((6, 2))), r"points"),
+    (lambda ps, R, t: type(ps)(ps.Phi, *ps_points(), block=0), r"^block must"),
+    (lambda ps, R, t: ps.subsets(np.zeros(4, int)), r"^rows must"),
+])
+def test_pose_sampson_refuses_bad_input_by_name(call, match):
+    from xslit.sfm.calibrated import PoseSampson
+
+    s = random_two_view_scene(0, 20)
+    ps = PoseSampson(tensor_map(s["intrinsics1"], s["intrinsics2"]), *ps_points())
+    with pytest.raises(ValueError, match=match):
+        call(ps, None, None)
+
+
+def ps_points():
+    """Twenty correspondences of scene 0, for the bad-input checks."""
+    s = random_two_view_scene(0, 20)
+    return s["points1"], s["points2"]
+
+
+def test_refine_pose_sampson_refuses_bad_input_by_name():
+    from xslit.sfm.calibrated import PoseSampson, refine_pose_sampson
+
+    s = random_two_view_scene(0, 20)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    R, t = matrix_from_rvec(s["rvec"])[None], s["tvec"][None]
+    ps = PoseSampson(Phi, s["points1"], s["points2"])
+    with pytest.raises(ValueError, match=r"^sampson must be a PoseSampson"):
+        refine_pose_sampson(Phi, R, t)
+    with pytest.raises(ValueError, match=r"^weights must"):
+        refine_pose_sampson(ps, R, t, np.ones((1, 19)))
+    with pytest.raises(ValueError, match=r"^sampson must hold correspondences for 1 starts"):
+        refine_pose_sampson(ps.subsets(np.zeros((2, 5), int)), R, t)
+
+
+def test_refine_pose_sampson_recovers_the_pose_from_nearby_starts(tol):
+    """From starts a few degrees off, least squares of the Sampson distances on noise-free
+    correspondences returns the true pose, for shared and per-start correspondences."""
+    from xslit.sfm.calibrated import PoseSampson, refine_pose_sampson
+
+    rng = np.random.default_rng(8)
+    s = random_two_view_scene(2, 200, sigma=0.0)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    ps = PoseSampson(Phi, s["points1"], s["points2"])
+    R0 = matrix_from_rvec(rng.normal(scale=0.03, size=(3, 3))) @ matrix_from_rvec(s["rvec"])
+    t0 = s["tvec"] + rng.normal(scale=0.02, size=(3, 3))
+    rows = np.stack([rng.choice(200, 60, replace=False) for _ in range(3)])
+    for sampson in (ps, ps.subsets(rows)):
+        R, t, rms = refine_pose_sampson(sampson, R0, t0, iterations=50)
+        for k in range(3):
+            assert _rot_err_deg(R[k], matrix_from_rvec(s["rvec"])) < 1e-6
+            np.testing.assert_allclose(t[k], s["tvec"], atol=1e-6 * np.linalg.norm(s["tvec"]))
+        assert np.all(rms < 1e-6)

@@ -12,7 +12,9 @@
    every tenth of them (flat when nothing leaks).
 
 Run:  .venv/bin/python tools/bench_scale.py [--sizes 100000 1000000] [--threads 8]
-      [--repeat 10000]
+      [--repeat 10000] [--jobs tensor cv2 pose]
+
+``--jobs pose --threads 0 --repeat 0`` measures only ``recoverTwoSlitPose``.
 """
 
 from __future__ import annotations
@@ -158,13 +160,16 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=10_000)
+    parser.add_argument("--jobs", nargs="*", choices=("tensor", "cv2", "pose"),
+                        default=["tensor", "cv2", "pose"],
+                        help="measurements of part 1, each in a fresh process")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child[0], int(args.child[1]))
         return 0
     for n in args.sizes:
-        for job in ("tensor", "cv2", "pose"):
+        for job in args.jobs:
             r = _measure(job, n)
             extra = {k: v for k, v in r.items() if k not in ("job", "n", "seconds", "peak_mib")}
             print(f"N={n:>9,} {job:<7} {r['seconds']:8.2f} s  peak +{r['peak_mib']:8.1f} MiB"

@@ -71,6 +71,7 @@ from .._checks import (
     check_image_points,
     check_mask,
     check_matrix,
+    check_point_pair,
     check_positive_int,
     check_rng,
     check_threshold,
@@ -79,6 +80,7 @@ from ..cameras import PushbroomIntrinsics, TwoSlitIntrinsics, compose_camera
 from ..epipolar.linear import axis_normalization, solve_taubin
 from ..epipolar.tensor import (
     INDEX,
+    SampsonRows,
     design_matrix,
     epipolar_tensor,
     kron_modes,
@@ -89,7 +91,7 @@ from ..epipolar.tensor import (
 from ..epipolar.variety import refine_on_variety
 from ..geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from ..robust import msac_loss
-from .lm import batch_levenberg_marquardt
+from .lm import batch_levenberg_marquardt, batch_levenberg_marquardt_normal
 from .triangulate import triangulate_linear
 from .two_view import (
     fit_metric_pose,
@@ -104,12 +106,17 @@ __all__ = [
     "MODEL_FIT_LEVEL",
     "MODEL_FIT_RETRY",
     "RANK_TOLERANCE",
+    "SAMPSON_BLOCK",
+    "SAMPSON_CLIP",
+    "SAMPSON_KEEP",
     "SCALE_TOLERANCE",
     "THOROUGH_SEARCH",
     "CalibratedPose",
     "CalibratedTwoView",
+    "PoseSampson",
     "calibrated_two_view",
     "fibonacci_sphere",
+    "pose_tangents",
     "pose_tensors",
     "refine_pose_sampson",
     "relative_pose",
@@ -221,6 +228,276 @@ def pose_tensors(Phi, R, t) -> np.ndarray:
     t = np.asarray(t, dtype=float)
     E = (_translation_map(R) @ t[..., None])[..., 0]
     return np.concatenate([R.reshape(*R.shape[:-2], 9), E], axis=-1) @ Phi.T
+
+
+def pose_tangents(Phi, R, t) -> np.ndarray:
+    r"""Tensors of poses and their derivatives, ``(K, 7, 16)``: ``f`` and
+    :math:`\partial f / \partial \theta_a` for the pose moved by
+    :math:`R \leftarrow \exp([w]_\times) R`, :math:`t \leftarrow t + v`,
+    :math:`\theta = (w, v)` at 0.
+
+    With :math:`E = [t]_\times R`: :math:`\partial R / \partial w_a = [e_a]_\times R`,
+    :math:`\partial E / \partial w_a = [t]_\times [e_a]_\times R` and
+    :math:`\partial E / \partial v_a = [e_a]_\times R`; :math:`f` is linear in
+    :math:`(\operatorname{vec} R, \operatorname{vec} E)` through ``Phi``.
+
+    Parameters
+    ----------
+    Phi : (16, 18) ndarray
+    R : (K, 3, 3) ndarray
+    t : (K, 3) ndarray
+    """
+    K = len(R)
+    M = np.zeros((K, 4, 3, 3))  # R and [e_a]x R, whose rows are e_a x (columns of R)
+    M[:, 0] = R
+    M[:, 1, 1], M[:, 1, 2] = -R[:, 2], R[:, 1]
+    M[:, 2, 0], M[:, 2, 2] = R[:, 2], -R[:, 0]
+    M[:, 3, 0], M[:, 3, 1] = -R[:, 1], R[:, 0]
+    X = np.zeros((K, 7, 2, 9))
+    X[:, :4, 0] = M.reshape(K, 4, 9)
+    X[:, :4, 1] = (skew(t)[:, None] @ M).reshape(K, 4, 9)
+    X[:, 4:, 1] = X[:, 1:4, 0]
+    return X.reshape(K, 7, 18) @ Phi.T
+
+
+#: Sampson distances beyond this (pixels) are clipped: a tensor whose gradient nearly vanishes
+#: at a correspondence must not dominate a least-squares fit.
+SAMPSON_CLIP = 1e6
+#: Tensor-correspondence pairs that :class:`PoseSampson` evaluates at once (a block): its
+#: temporaries stay within about 32 MiB whatever the number of correspondences.
+SAMPSON_BLOCK = 2**17
+#: Correspondences whose :func:`~xslit.epipolar.tensor.sampson_operator` a
+#: :class:`PoseSampson` keeps between calls (640 bytes each, 20 MiB per evaluator: all of
+#: the thorough search's); beyond, it is built again for each block at each call, which
+#: cost no measurable time at N = 100,000 (against keeping the operators of 2^18).
+SAMPSON_KEEP = 2**15
+
+
+class PoseSampson:
+    r"""Sampson distances of rigid poses on fixed correspondences, reduced block by block.
+
+    A pose :math:`(R, t)` gives the tensor :math:`f = \Phi [\operatorname{vec} R,
+    \operatorname{vec}([t]_\times R)]` (:func:`pose_tensors`), whose signed Sampson distances
+    :math:`d_i = e_i / \|\nabla e_i\|` (:func:`~xslit.epipolar.tensor.sampson_distance_batch`,
+    clipped to :data:`SAMPSON_CLIP` pixels) are what the search fits and scores. K poses on N
+    correspondences are evaluated in blocks of at most ``block`` tensor-correspondence
+    pairs, the :func:`~xslit.epipolar.tensor.sampson_operator` of each block's
+    correspondences built when needed (kept for at most :data:`SAMPSON_KEEP` of them), and
+    each block is reduced at once to what the caller needs: the truncated (MSAC) cost and
+    inlier masks (:meth:`score`), a robust cost (:meth:`cost`), or the normal equations of a
+    Levenberg--Marquardt step (:meth:`normal_equations`). Nothing of size K x N but the masks
+    is held.
+
+    The derivatives are analytic: with :math:`e = G_0 f` and :math:`g_c = G_c f` the
+    residual and the components of its gradient (``G`` the operator) and :math:`\partial_\theta`
+    a derivative of the pose (:func:`pose_tangents`, so that :math:`\partial_\theta e = G_0
+    \partial_\theta f` and :math:`\partial_\theta g_c = G_c \partial_\theta f`),
+
+    .. math:: \partial_\theta d = \frac{\partial_\theta e
+              - d \sum_c g_c\, \partial_\theta g_c / \|g\|}{\|g\|} :
+
+    the 7 tensors of a pose cost one matrix product with the operator.
+
+    Parameters
+    ----------
+    Phi : (16, 18) ndarray
+        :func:`tensor_map` in the coordinates of the points.
+    points1, points2 : (N, 2) ndarray
+    rays : pair of (N, 6) ndarray, optional
+        Viewing rays of the correspondences in each camera's frame (origin, unit direction),
+        for the cheirality test of :meth:`score`.
+    block : int
+        Tensor-correspondence pairs per block (results do not depend on it beyond rounding).
+
+    Examples
+    --------
+    >>> from xslit.synthetic import random_two_view_scene
+    >>> s = random_two_view_scene(0, 50)
+    >>> Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    >>> R, t = matrix_from_rvec(s["rvec"])[None], s["tvec"][None]
+    >>> d = PoseSampson(Phi, s["points1"], s["points2"]).distances(R, t)
+    >>> bool(np.abs(d).max() < 1e-6)
+    True
+    """
+
+    def __init__(self, Phi, points1, points2, rays=None, *, block: int = SAMPSON_BLOCK):
+        self.Phi = check_matrix("Phi", Phi, (16, 18))
+        self.points1, self.points2 = check_point_pair("points1", points1, "points2", points2)
+        self.block = check_positive_int("block", block)
+        if rays is not None:
+            rays = tuple(check_matrix(name, r, (len(self.points1), 6)) for name, r in
+                         (("rays[0]", rays[0]), ("rays[1]", rays[1])))
+        self.rays = rays
+        self._operators, self._ray_terms = {}, {}
+
+    def __len__(self) -> int:
+        """Correspondences (of each pose, for :meth:`subsets`)."""
+        return self.points1.shape[-2]
+
+    def subset(self, rows) -> PoseSampson:
+        """The evaluator of the correspondences ``rows`` (indices or a boolean mask)."""
+        sub = object.__new__(PoseSampson)
+        sub.Phi, sub.block, sub._operators, sub._ray_terms = self.Phi, self.block, {}, {}
+        sub.points1, sub.points2 = self.points1[rows], self.points2[rows]
+        sub.rays = None if self.rays is None else (self.rays[0][rows], self.rays[1][rows])
+        return sub
+
+    def subsets(self, rows) -> PoseSampson:
+        """The evaluator of ``K`` poses each on its own correspondences, the rows of ``rows``
+        ``(K, m)`` (indices): pose ``k`` of every later call is evaluated on ``rows[k]``
+        only (without the cheirality test)."""
+        rows = np.asarray(rows)
+        if rows.ndim != 2 or not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError(f"rows must be (K, m) integer indices, got {rows.dtype} "
+                             f"{rows.shape}")
+        sub = self.subset(rows)
+        sub.rays = None
+        return sub
+
+    def poses(self, k) -> PoseSampson:
+        """The evaluator of the poses ``k`` (indices) of one made by :meth:`subsets`, sharing
+        its operators."""
+        sub = self.subset(k)
+        sub._operators = {key: G[k] for key, G in self._operators.items()}
+        return sub
+
+    def _operator(self, c0, c1):
+        """The Sampson operator ``(5, m, 16)`` of the correspondences ``c0:c1``, or one per
+        pose ``(K, 5, m, 16)`` (:meth:`subsets`)."""
+        G = self._operators.get((c0, c1))
+        if G is None:
+            p1, p2 = self.points1[..., c0:c1, :], self.points2[..., c0:c1, :]
+            G = sampson_operator(p1.reshape(-1, 2), p2.reshape(-1, 2))
+            if p1.ndim == 3:
+                G = np.ascontiguousarray(G.reshape(5, *p1.shape[:2], 16).transpose(1, 0, 2, 3))
+            if G.size + sum(g.size for g in self._operators.values()) <= 80 * SAMPSON_KEEP:
+                self._operators[c0, c1] = G
+        return G
+
+    def _terms(self, cols):
+        """:func:`_ray_terms` of the correspondences ``cols`` (a slice), kept with the
+        operators."""
+        terms = self._ray_terms.get((cols.start, cols.stop))
+        if terms is None:
+            terms = _ray_terms(self.rays[0][cols], self.rays[1][cols])
+            if cols.stop - cols.start + sum(t[0].shape[0] for t in self._ray_terms.values()) \
+                    <= SAMPSON_KEEP:
+                self._ray_terms[cols.start, cols.stop] = terms
+        return terms
+
+    def _blocks(self, K, per_pose):
+        """Blocks ``(poses, columns, G)``: the poses and the correspondences (slices) and the
+        Sampson operator of those correspondences; ``per_pose`` tensors are evaluated per pose
+        and correspondence."""
+        n = len(self)
+        m = max(1, min(n, max(256, self.block // (per_pose * max(K, 1)))))
+        kc = max(1, self.block // (per_pose * m))
+        for c0 in range(0, n, m):
+            c1 = min(n, c0 + m)
+            G = self._operator(c0, c1)
+            for k0 in range(0, K, kc):
+                yield slice(k0, k0 + kc), slice(c0, c1), G if G.ndim == 3 else G[k0:k0 + kc]
+
+    def distances(self, R, t) -> np.ndarray:
+        """Signed Sampson distances ``(K, N)`` of poses ``R (K, 3, 3)``, ``t (K, 3)``."""
+        f = pose_tensors(self.Phi, R, t)
+        out = np.empty((len(f), len(self)))
+        for k, cols, G in self._blocks(len(f), 1):
+            out[k, cols] = sampson_distance_batch(G, f[k][:, None], signed=True)[:, 0]
+        return np.clip(out, -SAMPSON_CLIP, SAMPSON_CLIP, out=out)
+
+    def score(self, R, t, threshold):
+        """MSAC scores ``(K,)`` and inlier masks ``(K, N)`` of poses: a correspondence is an
+        inlier when its Sampson distance is within ``threshold`` and the closest points of its
+        rays lie in front of both cameras (:func:`_in_front`; without ``rays``, every
+        correspondence counts as in front)."""
+        f = pose_tensors(self.Phi, R, t)
+        K, n = len(f), len(self)
+        loss, masks = np.zeros(K), np.zeros((K, n), bool)
+        for k, cols, G in self._blocks(K, 1):
+            d = sampson_distance_batch(G, f[k][:, None])[:, 0]
+            np.minimum(d, SAMPSON_CLIP, out=d)
+            if self.rays is not None:
+                front = _in_front(self._terms(cols), R[k], t[k])
+                d[~front] = np.inf
+            masks[k, cols] = d <= threshold
+            loss[k] += msac_loss(d, threshold)
+        return loss, masks
+
+    @staticmethod
+    def _robust(d, scale):
+        """Residuals whose squares sum to the cost: the distances, or the signed roots of
+        their Cauchy loss with ``scale`` ``(k, 1)``; and their derivatives in ``d``."""
+        if scale is None:
+            return d, None
+        u = d / scale
+        root = np.sqrt(np.log1p(u * u))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(root > 0, np.abs(u) / ((1 + u * u) * root), 1.0)
+        return np.sign(d) * scale * root, slope
+
+    def cost(self, R, t, *, weights=None, scale=None) -> np.ndarray:
+        r"""Sums ``(K,)`` of squared weighted residuals: the Sampson distances, or with
+        ``scale`` :math:`s` the Cauchy loss :math:`\sum_i w_i^2 s^2 \log(1 + d_i^2 / s^2)`
+        (:func:`refine_pose_sampson`).
+
+        Parameters
+        ----------
+        R : (K, 3, 3) ndarray
+        t : (K, 3) ndarray
+        weights : (K, N) ndarray, optional
+            Per-pose weights of the correspondences.
+        scale : (K,) ndarray, optional
+        """
+        f = pose_tensors(self.Phi, R, t)
+        out = np.zeros(len(f))
+        for k, cols, G in self._blocks(len(f), 1):
+            d = sampson_distance_batch(G, f[k][:, None], signed=True)[:, 0]
+            np.clip(d, -SAMPSON_CLIP, SAMPSON_CLIP, out=d)
+            r, _ = self._robust(d, None if scale is None else scale[k, None])
+            if weights is not None:
+                r = r * weights[k, cols]
+            out[k] += np.einsum("kn,kn->k", r, r)
+        return out
+
+    def normal_equations(self, R, t, *, weights=None, scale=None):
+        """``J J^T`` ``(K, 6, 6)`` and ``J r`` ``(K, 6)`` of the residuals of :meth:`cost`,
+        with ``J`` their derivatives in ``(w, v)`` (:func:`pose_tangents`)."""
+        F = pose_tangents(self.Phi, R, t)  # (K, 7, 16)
+        K = len(F)
+        H, g = np.zeros((K, 6, 6)), np.zeros((K, 6))
+        for k, cols, G in self._blocks(K, 7):
+            Fk = F[k]
+            m = G.shape[-2]
+            # Two-dimensional products (BLAS with the operator transposed in place): the
+            # batched product copies it.
+            if G.ndim == 3:
+                P = Fk.reshape(-1, 16) @ G.reshape(-1, 16).T
+            else:
+                P = np.stack([Fi @ Gi.reshape(-1, 16).T for Fi, Gi in zip(Fk, G, strict=True)])
+            P = P.reshape(len(Fk), 7, 5, m)
+            grad0 = P[:, 0, 1:]  # (k, 4, m)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                inv = 1.0 / np.sqrt(np.einsum("kcn,kcn->kn", grad0, grad0))
+                d = P[:, 0, 0] * inv
+                # A vanishing gradient (d infinite or NaN) or a clipped distance does not
+                # move: its derivatives are 0.
+                ok = np.abs(d) < SAMPSON_CLIP
+                d = np.clip(np.nan_to_num(d, nan=0.0), -SAMPSON_CLIP, SAMPSON_CLIP)
+                a = np.where(ok, d * inv, 0.0)
+                b = np.where(ok, inv, 0.0)
+            r, slope = self._robust(d, None if scale is None else scale[k, None])
+            if slope is not None:
+                b *= slope
+            if weights is not None:
+                w = weights[k, cols]
+                r = r * w
+                b *= w
+            dot = np.einsum("kcn,kjcn->kjn", grad0, P[:, 1:, 1:])
+            J = (P[:, 1:, 0] - a[:, None] * dot) * b[:, None]
+            H[k] += J @ np.swapaxes(J, 1, 2)
+            g[k] += (J @ r[..., None])[..., 0]
+        return H, g
 
 
 def rotation_grid(n: int) -> np.ndarray:
@@ -512,8 +789,8 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
         t = -np.linalg.solve(Q, np.swapaxes(MB, 1, 2) @ a[..., None])[..., 0]
         f = a + (B @ t[..., None])[..., 0]
         sample = idx[:: max(1, len(idx) // 64)]
-        Gs = sampson_operator(points1[sample], points2[sample])
-        cost = np.median(np.abs(_signed_sampson(Gs, f[:, None])[:, 0]), axis=1)
+        d = SampsonRows(points1[sample], points2[sample]).distances(f)
+        cost = np.median(np.minimum(d, SAMPSON_CLIP), axis=1)
         if rays is not None:
             terms = _ray_terms(rays[0][sample], rays[1][sample])
             front = _in_front(terms, grid, t).mean(axis=1)
@@ -526,20 +803,8 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
     return _polish_rotations(Phi, np.stack(Ms), np.stack(Us), grid[starts], iterations)
 
 
-def _signed_sampson(G, f):
-    """Signed Sampson distances ``(K, P, n)`` of tensors ``f`` ``(K, P, 16)``
-    (:func:`~xslit.epipolar.tensor.sampson_distance_batch`), clipped to a million pixels: a
-    tensor whose gradient nearly vanishes at a correspondence must not dominate the least
-    squares."""
-    return np.clip(sampson_distance_batch(G, f, signed=True), -1e6, 1e6)
-
-
-def _pose_residuals(Phi, G, R, t):
-    """Signed Sampson distances ``(K, n)`` of poses ``(K, 3, 3)``, ``(K, 3)``."""
-    return _signed_sampson(G, pose_tensors(Phi, R, t)[:, None])[:, 0]
-
-
-def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30, scale=None):
+def refine_pose_sampson(sampson, R, t, weights=None, *, iterations: int = 30, scale=None,
+                        rel_tol: float = 1e-6):
     r"""Levenberg--Marquardt on 6 pose parameters minimising signed Sampson distances, batched.
 
     Least squares of the Sampson distances :math:`d_i`, or with ``scale`` :math:`s` the
@@ -549,15 +814,16 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30, sca
 
     as least squares of the signed roots :math:`\operatorname{sign}(d_i)\, s
     \sqrt{\log(1 + d_i^2 / s^2)}`, so that correspondences far from the pose's tensor pull
-    little (outliers among a start's correspondences).
+    little (outliers among a start's correspondences). The steps use the analytic
+    derivatives of :class:`PoseSampson`, reduced block by block to the normal equations
+    (:func:`xslit.sfm.lm.batch_levenberg_marquardt_normal`); a start leaves the batch when it
+    has converged.
 
     Parameters
     ----------
-    Phi : (16, 18) ndarray
-        :func:`tensor_map` in pixels.
-    G : (5, N, 16) or (K, 5, n, 16) ndarray
-        :func:`xslit.epipolar.tensor.sampson_operator` of the correspondences, shared or one
-        per start.
+    sampson : PoseSampson
+        The correspondences (and ``Phi``, in pixels), shared by the starts or one set per
+        start (:meth:`PoseSampson.subsets`).
     R : (K, 3, 3), t : (K, 3)
         Starting poses.
     weights : (K, n) ndarray, optional
@@ -565,6 +831,8 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30, sca
     iterations : int
     scale : (K,) array_like or float, optional
         Cauchy scale in pixels per start; least squares when omitted.
+    rel_tol : float
+        A start has converged when a step lowers its cost by less than this fraction.
 
     Returns
     -------
@@ -577,52 +845,45 @@ def refine_pose_sampson(Phi, G, R, t, weights=None, *, iterations: int = 30, sca
     ValueError
         When the shapes do not match (naming the argument).
     """
+    if not isinstance(sampson, PoseSampson):
+        raise ValueError(f"sampson must be a PoseSampson, got {type(sampson).__name__}")
     # Shapes only: a start that is not finite stays in the batch and loses the comparisons.
-    Phi = check_matrix("Phi", Phi, (16, 18), finite=False)
     R = check_array("R", R)
     K = len(R)
-    R = check_matrix("R", R, (K, 3, 3), finite=False).copy()
-    t = check_matrix("t", t, (K, 3), finite=False).copy()
-    G = np.ascontiguousarray(check_array("G", G))  # once, not at every step
-    if G.shape[-3:-2] != (5,) or G.shape[-1] != 16 or G.ndim not in (3, 4) or (
-            G.ndim == 4 and len(G) != K):
-        raise ValueError(f"G must have shape (5, n, 16) or ({K}, 5, n, 16), got {G.shape}")
-    n = G.shape[-2]
-    w = 1.0 if weights is None else check_matrix("weights", weights, (K, n), finite=False)
+    R = check_matrix("R", R, (K, 3, 3), finite=False)
+    t = check_matrix("t", t, (K, 3), finite=False)
+    n = len(sampson)
+    if sampson.points1.ndim == 3 and len(sampson.points1) != K:
+        raise ValueError(f"sampson must hold correspondences for {K} starts, got "
+                         f"{len(sampson.points1)}")
+    if weights is not None:
+        weights = check_matrix("weights", weights, (K, n), finite=False)
     iterations = check_positive_int("iterations", iterations, minimum=0)
-    wp = w if weights is None else w[:, None]
     if scale is not None:
         scale = np.broadcast_to(np.asarray(scale, dtype=float), (K,))
         if not np.all(scale > 0):
             raise ValueError(f"scale must be positive, got {scale}")
-        s1, s2 = scale[:, None], scale[:, None, None]
 
-    def loss(d, s):
-        """Distances as residuals whose squares sum to the cost: themselves, or the signed
-        root of the Cauchy loss of each."""
-        return d if scale is None else np.sign(d) * s * np.sqrt(np.log1p((d / s) ** 2))
-    hw = 1e-7
-    eye = np.eye(3)
-    turns = [matrix_from_rvec(eye[k] * hw) for k in range(3)]
+    def part(k):
+        """The evaluator and the arguments of the starts ``k``."""
+        ev = sampson if sampson.points1.ndim == 2 or len(k) == K else sampson.poses(k)
+        return ev, {"weights": None if weights is None else weights[k],
+                    "scale": None if scale is None else scale[k]}
 
-    def residuals(state):
-        return loss(_pose_residuals(Phi, G, *state), None if scale is None else s1) * w, state
+    def cost(state, k):
+        ev, kw = part(k)
+        return ev.cost(*state, **kw)
 
-    def jacobian(state, r):  # forward differences: 3 turns, then 3 translations
-        R, t = state
-        ht = 1e-7 * np.maximum(1.0, np.linalg.norm(t, axis=1))
-        Rp = np.stack([turn @ R for turn in turns] + [R] * 3, axis=1)
-        tp = np.stack([t] * 3 + [t + eye[k] * ht[:, None] for k in range(3)], axis=1)
-        rp = _signed_sampson(G, pose_tensors(Phi, Rp, tp))  # (K, 6, n)
-        steps = np.concatenate([np.full((K, 3), hw), np.repeat(ht[:, None], 3, 1)], axis=1)
-        return (loss(rp, None if scale is None else s2) * wp - r[:, None]) / steps[:, :, None]
+    def normal(state, k):
+        ev, kw = part(k)
+        return ev.normal_equations(*state, **kw)
 
     def retract(state, d):
         return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
 
-    (R, t), r, cost = batch_levenberg_marquardt(residuals, jacobian, retract, (R, t),
-                                                iterations=iterations, rel_tol=1e-6)
-    count = r.shape[1] if weights is None else np.maximum(np.sum(w * w, axis=1), 1.0)
+    (R, t), cost = batch_levenberg_marquardt_normal(cost, normal, retract, (R, t),
+                                                    iterations=iterations, rel_tol=rel_tol)
+    count = n if weights is None else np.maximum(np.sum(weights * weights, axis=1), 1.0)
     return R, t, np.sqrt(cost / count)
 
 
@@ -675,35 +936,37 @@ def _in_front(terms, R, t):
     return (b * e2 - e1 >= 0) & (e2 - b * e1 >= 0)
 
 
-def _score(Phi, G, terms, R, t, threshold):
-    """MSAC scores ``(K,)`` and inlier masks ``(K, N)`` of poses: a correspondence is an inlier
-    when its Sampson distance is within ``threshold`` and it lies in front of both cameras."""
-    d = np.abs(_pose_residuals(Phi, G, R, t))
-    front = _in_front(terms, R, t)
-    return msac_loss(np.where(front, d, np.inf), threshold), (d <= threshold) & front
-
-
 def _distinct_poses(R, t, order, max_count, separation_deg, translation_tol):
     """Greedy non-maximum suppression of poses: indices in ``order`` whose rotation differs
     from every kept one by more than ``separation_deg`` or whose translation differs by more
-    than ``translation_tol`` times the longer one."""
+    than ``translation_tol`` times the longer one (poses with a non-finite translation are
+    left out)."""
     cos_sep = np.cos(np.radians(separation_deg))
     Rv = np.asarray(R).reshape(-1, 9)
+    t = np.asarray(t)
+    order = np.asarray(order, dtype=int).reshape(-1)
+    order = order[np.isfinite(t[order]).all(axis=1)]
     norms = np.linalg.norm(t, axis=1)
-    finite = np.isfinite(t).all(axis=1)
-    keep = []
-    for k in order:
-        if not finite[k]:
-            continue
-        if keep:
-            cos = (Rv[keep] @ Rv[k] - 1) / 2
-            close = np.linalg.norm(t[keep] - t[k], axis=1) <= translation_tol * np.maximum(
-                norms[keep], norms[k])
-            if np.any(close & (cos >= cos_sep)):
+
+    def close(a, b):
+        """``(len(a), len(b))``: the poses ``a`` and ``b`` are too close to both be kept."""
+        cos = (Rv[a] @ Rv[b].T - 1) / 2
+        dt = np.linalg.norm(t[a][:, None] - t[b][None], axis=2)
+        return (cos >= cos_sep) & (dt <= translation_tol * np.maximum(norms[a][:, None],
+                                                                      norms[b][None]))
+
+    keep, c0, size = [], 0, 32
+    while c0 < len(order):  # in growing chunks: pairwise tests of a chunk at once
+        chunk, c0, size = order[c0:c0 + size], c0 + size, min(2 * size, 512)
+        gone = close(chunk, keep).any(axis=1) if keep else np.zeros(len(chunk), bool)
+        among = close(chunk, chunk)
+        for i, k in enumerate(chunk):
+            if gone[i]:
                 continue
-        keep.append(int(k))
-        if len(keep) == max_count:
-            break
+            keep.append(int(k))
+            if len(keep) == max_count:
+                return keep
+            gone |= among[i]
     return keep
 
 
@@ -835,7 +1098,6 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     cam2 = compose_camera(intrinsics2, np.zeros(3), np.zeros(3))
     rays = (cam1.rays(points1), cam2.rays(points2))
-    terms = _ray_terms(*rays)
     if n_rotations:
         Ra, ta, _ = search_rotations(Phi_n, n1, n2, subsets=subsets,
                                      rays=(rays[0][idx], rays[1][idx]),
@@ -845,21 +1107,19 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
         Ra, ta, keep = np.zeros((0, 3, 3)), np.zeros((0, 3)), []
     # Sampson distances in pixels: the tensor of the pixels is F_n contracted with the Ts.
     Phi = kron_modes(*Ts).T @ Phi_n
-    G_all = sampson_operator(points1, points2)
+    sampson = PoseSampson(Phi, points1, points2, rays)
     # Translation grid: starts ranked by MSAC on a sample of the starting correspondences.
     M, _ = _whitening(n1, n2)
     reference = _reference_length(intrinsics1, intrinsics2, rays[0][idx, :3], rays[1][idx, :3])
     tg = translation_grid(reference, n_directions)
     Rb = rotations_for_translations(Phi_n, M, tg)
     tb = np.concatenate([tg] * (len(Rb) // len(tg)))
-    sample = idx[:: max(1, len(idx) // 64)]
-    sterms = tuple(x[sample] for x in terms)
+    sample = sampson.subset(idx[:: max(1, len(idx) // 64)])
     # Far from the bottom of their basins, the starts' Sampson distances all exceed a small
     # threshold; the truncation is then raised to the typical median distance of the best
     # tenth of the starts, so that the ranking still tells them apart.
-    Gs = G_all[:, sample]
-    med = np.median(np.abs(_pose_residuals(Phi, Gs, Rb, tb)), axis=1)
-    sb, _ = _score(Phi, Gs, sterms, Rb, tb, max(threshold, float(np.quantile(med, 0.1))))
+    med = np.median(np.abs(sample.distances(Rb, tb)), axis=1)
+    sb, _ = sample.score(Rb, tb, max(threshold, float(np.quantile(med, 0.1))))
     # The best starts of each length of the grid: ranked together, the lengths far from the
     # true one can take every place (long baselines tend to degenerate tensors that fit a
     # little everywhere, as short ones do), and the starts of the right length, whose
@@ -881,14 +1141,19 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # tensor absorbed, up to hundreds of pixels from the true pose's tensor: in least
     # squares they outweigh the inliers and move the minimum to another basin. The fit is
     # robust (Cauchy loss), its scale brought down from each start's median distance to the
-    # threshold as the start nears its basin.
-    few = idx[:: max(1, len(idx) // 64)]  # about 64: enough to find the basin
-    G_few = G_all[:, few]
-    for _ in range(3):
-        scale = np.median(np.abs(_pose_residuals(Phi, G_few, Rs, ts)), axis=1)
-        Rs, ts, _ = refine_pose_sampson(Phi, G_few, Rs, ts, iterations=8,
+    # threshold as the start nears its basin. Starts that reach the pose of a better one
+    # (within 0.5 degrees and 5% of the translation: one basin) go no further: a third of
+    # them after the first steps on the README's scenes.
+    few = sampson.subset(idx[:: max(1, len(idx) // 64)])  # about 64: enough for the basin
+    for j in range(3):
+        scale = np.median(np.abs(few.distances(Rs, ts)), axis=1)
+        if j:
+            keep = _distinct_poses(Rs, ts, np.argsort(scale, kind="stable"), len(Rs), 0.5,
+                                   0.05)
+            Rs, ts, scale = Rs[np.sort(keep)], ts[np.sort(keep)], scale[np.sort(keep)]
+        Rs, ts, _ = refine_pose_sampson(few, Rs, ts, iterations=8,
                                         scale=np.maximum(scale, threshold))
-    scores, inls = _score(Phi, G_all, terms, Rs, ts, threshold)
+    scores, inls = sampson.score(Rs, ts, threshold)
     # Candidates at least 3 degrees or 20% of the translation apart: starts still sliding
     # down one basin would otherwise take every place.
     ranked = [k for k in np.argsort(scores, kind="stable") if np.isfinite(scores[k])]
@@ -906,7 +1171,8 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # Each candidate is fitted to its inliers, or to the starting correspondences while it
     # has too few (a start still far from the bottom of its basin for a small threshold).
     # The comparison needs each basin's bottom, not its precise optimum: the fits use about
-    # 300 of the correspondences (the best candidate is refitted to all its inliers below).
+    # 300 of the correspondences and stop at a relative decrease of 1e-4 (the best candidate
+    # is refitted to all its inliers below).
     # A candidate a few degrees from the bottom of its basin gains inliers with each fit; the
     # fits to the re-selected inliers go on while its cost falls (a pushbroom pair's
     # candidate 6 degrees off needed four rounds to reach the bottom, 0.1 degrees off).
@@ -915,17 +1181,21 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     active = np.arange(len(best))
     for _ in range(FIT_ROUNDS):
         weights = np.where(inls[active].sum(axis=1, keepdims=True) >= 12, inls[active],
-                           start[None]).astype(float)
-        if np.all(weights[:, part].sum(axis=1) >= 12):
-            weights, G_fit = weights[:, part], G_all[:, part]
-        else:
-            G_fit = G_all
-        Ra, ta, _ = refine_pose_sampson(Phi, G_fit, Rs[active], ts[active], weights,
-                                        iterations=12)
-        sa, ia = _score(Phi, G_all, terms, Ra, ta, threshold)
+                           start[None])
+        cols = part if np.all(weights[:, part].sum(axis=1) >= 12) else np.arange(n)
+        cols = cols[weights[:, cols].any(axis=0)]  # the rest weigh nothing
+        Ra, ta, _ = refine_pose_sampson(sampson.subset(cols), Rs[active], ts[active],
+                                        weights[:, cols].astype(float), iterations=12,
+                                        rel_tol=1e-4)
+        sa, ia = sampson.score(Ra, ta, threshold)
         falling = ~(sa >= scores[active] * (1.0 - FIT_PROGRESS))
         Rs[active], ts[active], scores[active], inls[active] = Ra, ta, sa, ia
-        active = active[falling & np.isfinite(sa)]
+        # A candidate that reached a better one (within 0.1 degrees and 1%, where the
+        # comparison below takes them for one) is that basin again: it leaves the comparison.
+        kept = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
+        twins = np.setdiff1d(np.arange(len(Rs)), kept)
+        scores[twins] = np.inf
+        active = np.setdiff1d(active[falling & np.isfinite(sa)], twins)
         if not len(active):
             break
     order = _distinct_poses(Rs, ts, np.argsort(scores, kind="stable"), len(Rs), 0.1, 0.01)
@@ -935,13 +1205,13 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     k = order[0]
     R, t, score, inl = Rs[k], ts[k], scores[k], inls[k]
     for _ in range(3):  # local optimisation in the exact model
-        R, t, score, inl, improved = _local_optimisation(Phi, G_all, terms, R, t, score, inl,
+        R, t, score, inl, improved = _local_optimisation(sampson, R, t, score, inl,
                                                          threshold, rng, lo_iterations)
         if not improved:
             break
     if not inl.any():
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
-    rms = float(np.sqrt(np.mean(_pose_residuals(Phi, G_all, R[None], t[None])[0, inl] ** 2)))
+    rms = float(np.sqrt(np.mean(sampson.subset(inl).distances(R[None], t[None]) ** 2)))
     others = [(Rs[j], ts[j], inls[j], float(scores[j])) for j in order[1:]]
     others = [o for o in others if _distinct_poses(np.stack([R, o[0]]), np.stack([t, o[1]]),
                                                    [0, 1], 2, 0.1, 0.01) == [0, 1]]
@@ -952,31 +1222,30 @@ FIT_ROUNDS = 8
 FIT_PROGRESS = 0.01
 
 
-def _local_optimisation(Phi, G_all, terms, R, t, score, inl, threshold, rng, n_subsets):
+def _local_optimisation(sampson, R, t, score, inl, threshold, rng, n_subsets):
     """One round: poses fitted to random quarters of the inliers, scored by MSAC on all
     points; the best one, if better, is re-fitted to its inliers until they are stable.
 
     Not :mod:`xslit.robust`'s local optimisation: its inner samples are disjoint chunks of
     permutations and its refits are kept whatever their loss (the annealed least squares),
     where these refits are kept only while they lower the loss; they share the MSAC loss
-    (:func:`xslit.robust.msac_loss`, through :func:`_score`).
+    (:func:`xslit.robust.msac_loss`, through :meth:`PoseSampson.score`).
     """
     idx = np.flatnonzero(inl)
     size = max(12, len(idx) // 4)
     improved = False
     if len(idx) > 2 * size:
         subsets = np.stack([rng.choice(idx, size, replace=False) for _ in range(n_subsets)])
-        Gs = G_all[:, subsets].transpose(1, 0, 2, 3)  # (K, 5, size, 16)
-        Rk, tk, _ = refine_pose_sampson(Phi, Gs, np.repeat(R[None], n_subsets, 0),
+        Rk, tk, _ = refine_pose_sampson(sampson.subsets(subsets),
+                                        np.repeat(R[None], n_subsets, 0),
                                         np.repeat(t[None], n_subsets, 0), iterations=15)
-        sk, ik = _score(Phi, G_all, terms, Rk, tk, threshold)
+        sk, ik = sampson.score(Rk, tk, threshold)
         k = int(np.argmin(sk))
         if sk[k] < score:
             R, t, score, inl, improved = Rk[k], tk[k], sk[k], ik[k], True
     for _ in range(5):  # re-fit to all inliers (a quarter of them is noisier)
-        Rf, tf, _ = refine_pose_sampson(Phi, G_all, R[None], t[None],
-                                        inl[None].astype(float))
-        sf, inf = _score(Phi, G_all, terms, Rf, tf, threshold)
+        Rf, tf, _ = refine_pose_sampson(sampson.subset(inl), R[None], t[None])
+        sf, inf = sampson.score(Rf, tf, threshold)
         if not sf[0] < score:
             break
         R, t, score = Rf[0], tf[0], sf[0]
@@ -1020,8 +1289,8 @@ MODEL_FIT_RETRY = 0.9
 #: and wider searches returned a basin 14.7 degrees off, only this size found the
 #: maximum-likelihood pose (0.01 degrees off, a truncated Sampson cost lower by 245 px^2).
 #: Correspondences the thorough search runs on at most (a random part of them; its pose is
-#: then fitted to all): its memory grows with its 4x candidates times the correspondences,
-#: about 16 GiB at a million.
+#: then fitted to all): its time grows with its 4x starts and candidates times the
+#: correspondences, and so do their inlier masks (a byte per start and correspondence).
 THOROUGH_MAX_POINTS = 20000
 THOROUGH_SEARCH = {"n_rotations": 1000, "n_directions": 1536, "n_subsets": 8,
                    "n_starts": 192, "n_candidates": 32, "retry": False}
@@ -1103,6 +1372,8 @@ class _MaximumLikelihood:
     points: np.ndarray  # (N, 4) homogeneous, triangulated with the first fit
     basins: list  # (reprojection cost on the inliers, rvec, tvec, (n, 3) points), best first
     score: float  # truncated squared Sampson distances over all N of the best basin, px^2
+    information: tuple  # metric_pose_information (S, sigma2) of the best basin
+    distances: np.ndarray  # (N,) squared Sampson distances of the best basin (_pose_distances)
 
 
 def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
@@ -1126,6 +1397,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
         return "the maximum-likelihood pose makes no camera of intrinsics2 (its slits meet)"
     # The pose's inliers among all correspondences; refined again on them when they changed.
     cost, e, X = _pose_distances(intrinsics1, intrinsics2, rv, tv, p1, p2, threshold)
+    first = rv
     inl = e <= threshold**2
     if inl.sum() < 8:
         return (f"the maximum-likelihood pose explains only {int(inl.sum())} "
@@ -1138,11 +1410,20 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     q1, q2 = p1[inl], p2[inl]
     fun = metric_residuals(intrinsics1, intrinsics2, q1, q2)[0]
     basins = [(float(np.sum(fun(np.concatenate([rv, tv]), Xi) ** 2)), rv, tv, Xi)]
+    information = metric_pose_information(intrinsics1, intrinsics2, rv, tv, q1, q2, Xi)
+    S, sigma2 = information
     # A start that is still descending when the iterations run out slides along a weakly
     # observed direction of one basin (which the covariance shows), it is not another basin.
+    # A start within the noise of this minimum (the Mahalanobis distance by which
+    # calibrated_two_view tells minima apart) lies in its basin and is not fitted: the Sampson
+    # search's other poses within reach were mostly such starts (Mahalanobis distances of 4
+    # to 13 sigma^2 on the README's scenes), each fit costing as much as the first.
     for Ro, to in others:
         try:
             ro = rvec_from_matrix(Ro)
+            d = np.concatenate([ro - rv, to - tv])
+            if d @ S @ d <= chi2.ppf(AMBIGUITY_LEVEL, 6) * sigma2:
+                continue
             fit = fit_metric_pose(intrinsics1, intrinsics2, ro, to, q1, q2,
                                   _linear_points(intrinsics1, intrinsics2, ro, to, q1, q2),
                                   max_iterations=20)
@@ -1151,9 +1432,13 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
         if fit.converged:
             basins.append((fit.cost, fit.rvec, fit.tvec, fit.points))
     basins.sort(key=lambda b: b[0])
-    score = _pose_distances(intrinsics1, intrinsics2, basins[0][1], basins[0][2], p1, p2,
-                            threshold)[0]
-    return _MaximumLikelihood(cost, inl, X, basins, score)
+    if basins[0][1] is not rv:
+        information = metric_pose_information(intrinsics1, intrinsics2, basins[0][1],
+                                              basins[0][2], q1, q2, basins[0][3])
+    # The best basin's distances: those of the first fit when it is that pose.
+    score, e_best = (cost, e) if basins[0][1] is first else _pose_distances(
+        intrinsics1, intrinsics2, basins[0][1], basins[0][2], p1, p2, threshold)[:2]
+    return _MaximumLikelihood(cost, inl, X, basins, score, information, e_best)
 
 
 def _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold) -> float:
@@ -1174,10 +1459,10 @@ def _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold) -> float:
     0.8 to 11.5 (and one of 300 gave 26.5). ``-inf`` when the tensor cannot be fitted (fewer
     than 15 inliers).
     """
-    _, rv, tv, Xi = ml.basins[0]
+    Xi = ml.basins[0][3]
     # Noise-free data: below a micropixel the difference is rounding, not misfit.
     sigma2 = max(ml.basins[0][0] / max(len(Xi) - 6, 1), 1e-12)
-    _, e, _ = _pose_distances(intrinsics1, intrinsics2, rv, tv, p1, p2, threshold)
+    e = ml.distances
     inl = e <= threshold**2
     try:
         F0 = solve_taubin(p1[inl], p2[inl])[0]
@@ -1296,8 +1581,9 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         # missed the maximum-likelihood basin. A thorough search, kept when its
         # maximum-likelihood pose has the lower truncated Sampson cost on all correspondences
         # (the cost that ranks the search's candidates, now at maximum-likelihood poses).
-        # On many correspondences the search runs on a random part of them (its memory
-        # grows with the candidates times N); its pose is then fitted to all.
+        # On many correspondences the search runs on a random part of them (its time and
+        # its starts' inlier masks grow with the starts times N); its pose is then fitted
+        # to all.
         sub = (np.arange(n) if n <= THOROUGH_MAX_POINTS else
                np.sort(rng.choice(n, THOROUGH_MAX_POINTS, replace=False)))
         try:
@@ -1312,10 +1598,9 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
             ml = other
             gap = _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold)
     cost, inl, X, basins = ml.cost, ml.inliers, ml.points, ml.basins
-    q1, q2 = p1[inl], p2[inl]
     base, rv, tv, Xi = basins[0]
     R, t = matrix_from_rvec(rv), tv
-    S, sigma2 = metric_pose_information(intrinsics1, intrinsics2, rv, tv, q1, q2, Xi)
+    S, sigma2 = ml.information
     rms = float(np.sqrt(sigma2 * (inl.sum() - 6) / (4 * inl.sum())))
     status, reason = "ok", "one maximum-likelihood basin, determined"
     sv = np.linalg.svd(Xi - Xi.mean(axis=0), compute_uv=False)

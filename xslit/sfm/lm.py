@@ -20,8 +20,10 @@ from .._checks import check_positive_int
 __all__ = [
     "BlockLMResult",
     "batch_accept",
+    "batch_damped_solve",
     "batch_damped_steps",
     "batch_levenberg_marquardt",
+    "batch_levenberg_marquardt_normal",
     "block_levenberg_marquardt",
     "eliminated_information",
     "numeric_block_jacobian",
@@ -174,11 +176,14 @@ def _schur(U, V, W, eg, ep, lam):
     # Undamped, a point block can be singular (a point that the rays do not fix): its
     # pseudo-inverse leaves the unobserved directions out of the information.
     Vinv = np.linalg.inv(V) if lam else np.linalg.pinv(V)
-    WV = np.einsum("nij,njk->nik", W, Vinv)
-    S = U - np.einsum("nik,njk->ij", WV, W)
+    WV = W @ Vinv
+    # Sums over the points as one matrix product each: (G, N b) x (N b, G).
+    size = W.shape[0] * W.shape[2]
+    WV2 = np.swapaxes(WV, 0, 1).reshape(len(U), size)
+    S = U - WV2 @ np.swapaxes(W, 0, 1).reshape(len(U), size).T
     if eg is None:
         return S, np.zeros(len(S)), Vinv, WV
-    return S, eg - np.einsum("nik,nk->i", WV, ep), Vinv, WV
+    return S, eg - WV2 @ ep.reshape(-1), Vinv, WV
 
 
 def block_levenberg_marquardt(
@@ -231,7 +236,7 @@ def block_levenberg_marquardt(
             except np.linalg.LinAlgError:
                 lam *= 10
                 continue
-            dp = np.einsum("nij,nj->ni", Vinv, ep - np.einsum("nij,i->nj", W, dg))
+            dp = (Vinv @ (ep - dg @ W)[..., None])[..., 0]
             g_new, p_new = g - dg, p - dp
             r_new = fun(g_new, p_new)
             cost_new = 0.5 * float(np.sum(r_new * r_new))
@@ -279,10 +284,36 @@ def batch_damped_steps(J, r, lam):
     >>> batch_damped_steps(J, np.array([[1.0, 1.0]]), np.array([0.0]))
     array([[-1. , -0.5]])
     """
-    JTJ = J @ np.swapaxes(J, 1, 2)
-    g = (J @ r[..., None])[..., 0]
-    A = JTJ + lam[:, None, None] * (np.einsum("kaa->ka", JTJ)[:, :, None] + 1e-12) * np.eye(
-        J.shape[1])
+    return batch_damped_solve(J @ np.swapaxes(J, 1, 2), (J @ r[..., None])[..., 0], lam)
+
+
+def batch_damped_solve(H, g, lam):
+    r"""Levenberg--Marquardt steps from the normal equations of a batch of small problems.
+
+    .. math:: \delta_k = -(H_k + \lambda_k \operatorname{diag}(H_k))^{-1} g_k ,
+              \qquad H_k = J_k J_k^\top, \quad g_k = J_k r_k
+
+    (:func:`batch_damped_steps` with the products already formed, e.g. accumulated over
+    blocks of residuals that are never held at once).
+
+    Parameters
+    ----------
+    H : (K, p, p) ndarray
+    g : (K, p) ndarray
+    lam : (K,) ndarray
+
+    Returns
+    -------
+    steps : (K, p) ndarray
+
+    Examples
+    --------
+    >>> batch_damped_solve(np.array([[[1.0, 0.0], [0.0, 4.0]]]), np.array([[1.0, 2.0]]),
+    ...                    np.array([0.0]))
+    array([[-1. , -0.5]])
+    """
+    A = H + lam[:, None, None] * (np.einsum("kaa->ka", H)[:, :, None] + 1e-12) * np.eye(
+        H.shape[1])
     return -np.linalg.solve(A, g[..., None])[..., 0]
 
 
@@ -385,3 +416,79 @@ def batch_levenberg_marquardt(residuals, jacobian, retract, state, *, iterations
         if done.all():
             break
     return state, r, cost
+
+
+def batch_levenberg_marquardt_normal(cost, normal, retract, state, *, iterations: int,
+                                     rel_tol: float, lam0: float = 1e-3):
+    """Levenberg--Marquardt on a batch of ``K`` independent small problems given by their
+    costs and normal equations, on the problems not yet done.
+
+    As :func:`batch_levenberg_marquardt`, for problems whose residuals are too many to hold
+    (they are reduced as they are computed, e.g. in blocks) and whose costs differ in price:
+    each step is :func:`batch_damped_solve`, kept per problem by :func:`batch_accept`; a
+    problem that is done (its step lowered the cost by less than ``rel_tol``, or no step at
+    any useful damping lowers it) leaves the batch and keeps its state, and the normal
+    equations are formed again only for the problems whose step was kept.
+
+    Parameters
+    ----------
+    cost : callable
+        ``cost(state, rows) -> (k,)``: sums of squared residuals of the problems ``rows``
+        (indices into the batch, ``(k,)``) at ``state``, their part of the batch.
+    normal : callable
+        ``normal(state, rows) -> (H (k, p, p), g (k, p))``: ``J J^T`` and ``J r`` of the
+        problems ``rows`` at ``state`` (``J`` the Jacobian, transposed, of the residuals
+        ``r``).
+    retract : callable
+        ``retract(state, steps) -> state``: the state moved by the steps ``(k, p)``.
+    state : tuple of ndarray
+        Starting state, each array with the batch as first axis (copied).
+    iterations : int
+        Maximum number of steps.
+    rel_tol : float
+    lam0 : float
+        Initial damping.
+
+    Returns
+    -------
+    state : tuple of ndarray
+    cost : (K,) ndarray
+
+    Examples
+    --------
+    Two problems ``min (x - a)^2 + (2 x - 2 a)^2`` at once:
+
+    >>> a = np.array([1.0, -3.0])
+    >>> def cost(state, rows):
+    ...     return 5 * (state[0] - a[rows]) ** 2
+    >>> def normal(state, rows):
+    ...     return np.full((len(rows), 1, 1), 5.0), 5 * (state[0] - a[rows])[:, None]
+    >>> (x,), c = batch_levenberg_marquardt_normal(cost, normal,
+    ...                                            lambda s, d: (s[0] + d[:, 0],),
+    ...                                            (np.zeros(2),), iterations=50,
+    ...                                            rel_tol=1e-12)
+    >>> np.round(x, 6)
+    array([ 1., -3.])
+    """
+    iterations = check_positive_int("iterations", iterations, minimum=0)
+    state = tuple(np.array(s, dtype=float) for s in state)
+    active = np.arange(len(state[0]))
+    costs = np.asarray(cost(state, active), dtype=float).copy()
+    H, g = (np.array(x, dtype=float) for x in normal(state, active))
+    lam = np.full(len(active), lam0)
+    for _ in range(iterations):
+        if not len(active):
+            break
+        old = tuple(s[active] for s in state)
+        new = retract(old, batch_damped_solve(H[active], g[active], lam[active]))
+        new_cost = cost(new, active)
+        ok = new_cost < costs[active]
+        kept, costs[active], lam[active], done = batch_accept(
+            costs[active], new_cost, lam[active], rel_tol, old, new)
+        for s, k in zip(state, kept, strict=True):
+            s[active] = k
+        again = active[ok & ~done]
+        if len(again):
+            H[again], g[again] = normal(tuple(s[again] for s in state), again)
+        active = active[~done]
+    return state, costs
