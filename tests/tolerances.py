@@ -227,9 +227,10 @@ FEATURES_ORB_MIN_CORRECT = 0.88
 FEATURES_ORB_MIN_MATCHES = 200
 #: A calibrated pose counts as in the maximum-likelihood basin when its errors are within this
 #: factor of the maximum-likelihood-from-truth yardstick (a wrong basin of the sweep scenes was
-#: 100 to 1000 times off; sweep scene 735's pose, in the right basin, is 1.52 times off in
-#: translation because 3 outliers lie within its 3-sigma threshold).
-CALIBRATED_BASIN_FACTOR = 2.0
+#: 100 to 1000 times off; sweep scene 735's pose, in the right basin, is 1.5-2.5 times off
+#: depending on the tensor's mask: outliers within its 3-sigma threshold, and a fixed point
+#: of its inliers whose truncated loss is 0.2% above the yardstick's).
+CALIBRATED_BASIN_FACTOR = 3.0
 #: The 0.999 quantile of chi-square with 6 degrees of freedom: a reported pose covariance
 #: covers the error when the error's Mahalanobis distance is below it.
 CALIBRATED_COVERAGE_CHI2 = 22.46
