@@ -1142,7 +1142,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # squares they outweigh the inliers and move the minimum to another basin. The fit is
     # robust (Cauchy loss), its scale brought down from each start's median distance to the
     # threshold as the start nears its basin. Starts that reach the pose of a better one
-    # (within 0.5 degrees and 5% of the translation: one basin) go no further: a third of
+    # (within 0.5 degrees and 5% of the translation: one basin) go no further: about a quarter
     # them after the first steps on the scenes of tools/bench_relative_pose.py.
     few = sampson.subset(idx[:: max(1, len(idx) // 64)])  # about 64: enough for the basin
     for j in range(3):
