@@ -1143,7 +1143,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # robust (Cauchy loss), its scale brought down from each start's median distance to the
     # threshold as the start nears its basin. Starts that reach the pose of a better one
     # (within 0.5 degrees and 5% of the translation: one basin) go no further: about a quarter
-    # them after the first steps on the scenes of tools/bench_relative_pose.py.
+    # of them after the first steps on the scenes of tools/bench_relative_pose.py.
     few = sampson.subset(idx[:: max(1, len(idx) // 64)])  # about 64: enough for the basin
     for j in range(3):
         scale = np.median(np.abs(few.distances(Rs, ts)), axis=1)
