@@ -1140,8 +1140,8 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # squares they outweigh the inliers and move the minimum to another basin. The fit is
     # robust (Cauchy loss), its scale brought down from each start's median distance to the
     # threshold as the start nears its basin. Starts that reach the pose of a better one
-    # (within 0.5 degrees and 5% of the translation: one basin) go no further: a third of
-    # them after the first steps on the README's scenes.
+    # (within 0.5 degrees and 5% of the translation: one basin) go no further: about a quarter
+    # of them after the first steps on the scenes of tools/bench_relative_pose.py.
     few = sampson.subset(idx[:: max(1, len(idx) // 64)])  # about 64: enough for the basin
     for j in range(3):
         scale = np.median(np.abs(few.distances(Rs, ts)), axis=1)
@@ -1455,7 +1455,8 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     # A start within the noise of this minimum (the Mahalanobis distance by which
     # calibrated_two_view tells minima apart) lies in its basin and is not fitted: the Sampson
     # search's other poses within reach were mostly such starts (Mahalanobis distances of 4
-    # to 13 sigma^2 on the README's scenes), each fit costing as much as the first.
+    # to 13 sigma^2 on the scenes of tools/bench_relative_pose.py), each fit costing as much
+    # as the first.
     for R, t, inl, score in pose.alternatives[:2]:
         if score - pose.score > reach or inl.sum() < 8:
             continue
