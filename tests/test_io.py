@@ -32,6 +32,7 @@ from xslit.io import (
     write_json,
     write_ply,
 )
+from xslit.io.jsonio import MAX_JSON_DEPTH
 from xslit.synthetic import (
     random_points_in_front,
     random_pushbroom_intrinsics,
@@ -356,6 +357,28 @@ def test_json_helpers(tmp_path):
     with pytest.raises(ValueError, match="Out of range float values"):
         write_json(tmp_path / "c.json", {"x": float("inf")})
     assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 1000, 100_000])
+def test_json_nested_too_deeply_is_refused_by_name(tmp_path, depth):
+    """Nesting beyond MAX_JSON_DEPTH, up to the 100,000 brackets that exhaust the parser's
+    stack, is a ValueError naming the file; MAX_JSON_DEPTH levels are read."""
+    (tmp_path / "ok.json").write_text("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH)
+    assert read_json(tmp_path / "ok.json") is not None
+    (tmp_path / "deep.json").write_text("[" * depth + "]" * depth)
+    with pytest.raises(ValueError, match=r"deep\.json: malformed JSON: nested more than"):
+        read_json(tmp_path / "deep.json")
+
+
+def test_json_larger_than_the_limit_is_refused_before_reading(tmp_path, monkeypatch):
+    import xslit.io.jsonio as jsonio
+
+    monkeypatch.setattr(jsonio, "MAX_JSON_BYTES", 100)
+    (tmp_path / "big.json").write_text("[" + ", ".join(["1"] * 100) + "]")
+    with pytest.raises(ValueError, match=r"big\.json: \d+ bytes, more than the 100"):
+        read_json(tmp_path / "big.json")
+    with pytest.raises(ValueError, match=r"missing\.json: file is missing"):
+        read_json(tmp_path / "missing.json")
 
 
 class _Terminal(io.StringIO):

@@ -9,7 +9,15 @@ import numpy as np
 
 from .files import atomic_write_bytes
 
-__all__ = ["read_json", "to_jsonable", "write_json"]
+__all__ = ["MAX_JSON_BYTES", "MAX_JSON_DEPTH", "read_json", "to_jsonable", "write_json"]
+
+#: Largest JSON file :func:`read_json` reads (bytes). The project's JSON files (dataset
+#: manifests, cameras, metrics) are kilobytes; a larger one is not one of them, and parsing it
+#: would hold all of it in memory several times over.
+MAX_JSON_BYTES = 64 * 2**20
+#: Deepest nesting of arrays and objects :func:`read_json` accepts (the project's files nest
+#: four levels at most; Python's parser runs out of stack near a thousand).
+MAX_JSON_DEPTH = 64
 
 
 def to_jsonable(value):
@@ -45,6 +53,15 @@ def read_json(path, *, label: str | None = None):
     path = Path(path)
     name = label or str(path)
     try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ValueError(f"{name}: file is missing") from None
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot be read ({exc})") from None
+    if size > MAX_JSON_BYTES:
+        raise ValueError(f"{name}: {size} bytes, more than the {MAX_JSON_BYTES} a JSON file of "
+                         "xslit may have")
+    try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"{name}: file is missing") from None
@@ -56,10 +73,18 @@ def read_json(path, *, label: str | None = None):
     def _no_constants(token):
         raise ValueError(f"{name}: malformed JSON: {token} is not allowed")
 
+    too_deep = f"{name}: malformed JSON: nested more than {MAX_JSON_DEPTH} levels deep"
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        data = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name}: malformed JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
     except RecursionError:  # thousands of nested brackets exhaust the parser's stack
-        raise ValueError(f"{name}: malformed JSON: nested too deeply") from None
+        raise ValueError(too_deep) from None
+    level = [data]
+    for _ in range(MAX_JSON_DEPTH):
+        level = [v for c in level if isinstance(c, (dict, list))
+                 for v in (c.values() if isinstance(c, dict) else c)]
+        if not level:
+            return data
+    raise ValueError(too_deep)
