@@ -90,6 +90,8 @@ def test_negative_numbers_joined():
     (["render", "--recipe", "xslit-stereo", "--out", "{tmp}/d", "--views", "3"], ["--views"]),
     (["render", "--recipe", "xslit-stereo", "--out", "{tmp}/no/such/d"], ["--out"]),
     (["mosaic", "{tmp}", "--out", "{tmp}/o", "--tvec", "1,2"], ["--tvec"]),
+    (["mosaic", "{tmp}", "--out", "{tmp}/o", "--K", "40,40,15.5,11.5", "--speed", "nan",
+      "--tvec", "-1,0,4.5"], ["--speed", "finite"]),
     (["mosaic", "{tmp}/missing.mp4", "--out", "{tmp}/o"], ["source", "missing.mp4"]),
     (["match", "{img}", "{img}", "--out", "{tmp}/m.txt"], ["--out", ".npz or .csv"]),
     (["match", "{img}", "{img}", "--out", "{tmp}/m.npz", "--ratio", "1.5"], ["--ratio"]),
