@@ -30,6 +30,7 @@ from .linear import (
     refine_pass,
     taubin_fit,
     taubin_matrices,
+    taubin_matrices_from_design,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance, sampson_distance_pairs
 from .variety import VarietyFit, refine_on_variety
@@ -266,7 +267,7 @@ class EpipolarProblem(RobustProblemBase):
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` as a model, or None when they do not determine it."""
-        M, N = taubin_matrices(self.normalized[:, rows], self.frame[:, 0, 0])
+        M, N = taubin_matrices_from_design(self.design, rows, self.frame[:, 0, 0])
         if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < CONDITIONING_TOL:
             return None
         try:
@@ -356,7 +357,7 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     if linear_only:
         inliers, threshold, it = np.ones(n, bool), None, 1
         Ts, normed = normalize_axes(points1, points2, robust=True)
-        frame, normed = np.stack(Ts), np.stack(normed)
+        frame, normed, design = np.stack(Ts), np.stack(normed), None
     else:
         problem = epipolar_problem(points1, points2, sample_size, rng)
         res = robust_estimate(problem, options, rng, order)
@@ -376,8 +377,8 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
                                              optimise=optimise)
             if other is not None:
                 inliers = other_inl
-        frame, normed = problem.frame, problem.normalized
-    est, fit = _polish(points1, points2, inliers, threshold, rng, it, frame, normed)
+        frame, normed, design = problem.frame, problem.normalized, problem.design
+    est, fit = _polish(points1, points2, inliers, threshold, rng, it, frame, normed, design)
     if est.success and not linear_only:
         est, loss = _second_polishes(problem, points1, points2, est, fit, threshold, rng)
         # The loop ranked its models by the linear tensor's loss, with two degrees of freedom
@@ -385,7 +386,7 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         # can polish to a lower loss on the variety.
         for _, elite_inliers in res.history.get("elite", []):
             other, _ = _polish(points1, points2, elite_inliers, threshold, rng, it, frame,
-                               normed)
+                               normed, design)
             if not other.success:
                 continue
             other_loss = msac_loss(sampson_distance(other.F, points1, points2), threshold)
@@ -465,17 +466,24 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
 
 
 def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
-            normed) -> tuple[EpipolarEstimate, VarietyFit | None]:
+            normed, design=None) -> tuple[EpipolarEstimate, VarietyFit | None]:
     """Taubin's fit of ``inliers``, the test for a family of solutions, and the polish on the
     variety (:func:`estimate_epipolar_tensor`'s last steps), in the robust normalisation
-    ``frame`` (4, 2, 2) of all points, whose normalised coordinates are ``normed`` (4, N).
+    ``frame`` (4, 2, 2) of all points, whose normalised coordinates are ``normed`` (4, N) and
+    design matrix ``design`` (N, 16) when already built.
     Returns the estimate and the polish's :class:`~xslit.epipolar.variety.VarietyFit` (None
     when it failed)."""
     none = np.zeros(len(points1), bool)
     linear_support = int(inliers.sum())
     # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
     scales = frame[:, 0, 0]
-    M, N = taubin_matrices([c[inliers] for c in normed], scales)
+
+    def matrices(rows):
+        if design is None:
+            return taubin_matrices([c[rows] for c in normed], scales)
+        return taubin_matrices_from_design(design, rows, scales)
+
+    M, N = matrices(inliers)
     cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
     try:
         f0, ratios = taubin_fit(M, N)
@@ -505,7 +513,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
             break
         inliers = fit.inliers
         try:
-            f1, _ = taubin_fit(*taubin_matrices([c[inliers] for c in normed], scales))
+            f1, _ = taubin_fit(*matrices(inliers))
             again = refine_on_variety(f1, points1, points2, inliers, threshold, rng=rng,
                                       frame=frame)
         except (ValueError, np.linalg.LinAlgError):
