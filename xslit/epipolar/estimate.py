@@ -32,7 +32,7 @@ from .linear import (
     taubin_matrices,
     taubin_matrices_from_design,
 )
-from .tensor import SampsonRows, kron_modes, sampson_distance, sampson_distance_pairs
+from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
 from .variety import VarietyFit, refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
@@ -385,11 +385,11 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         # more than a camera pair's tensor can use: another of its locally optimised models
         # can polish to a lower loss on the variety.
         for _, elite_inliers in res.history.get("elite", []):
-            other, _ = _polish(points1, points2, elite_inliers, threshold, rng, it, frame,
-                               normed, design)
+            other, other_fit = _polish(points1, points2, elite_inliers, threshold, rng, it,
+                                       frame, normed, design)
             if not other.success:
                 continue
-            other_loss = msac_loss(sampson_distance(other.F, points1, points2), threshold)
+            other_loss = msac_loss(other_fit.distances, threshold)
             if other_loss < loss:
                 est, loss = other, other_loss
     if est.success and not linear_only and options.randomness_alpha is not None:
@@ -428,8 +428,19 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
     wins.
     """
     model0 = problem.model_from_pixels(est.F)
-    best, best_loss = est, msac_loss(sampson_distance(est.F, points1, points2), threshold)
+    # The polish's own distances (the same tensor): its loss without another pass.
+    best, best_loss = est, msac_loss(fit.distances, threshold)
     starts = []
+    # The leverage weighs the rows by model0's gradient norms; its distances, evaluated with
+    # them, then also start the annealing.
+    h = problem.leverage(model0, est.inliers)
+    trimmed = None
+    if h is not None:
+        high = h > TRIM_LEVERAGE * MIN_LINEAR_POINTS / len(h)
+        if high.any():
+            kept = est.inliers.copy()
+            kept[np.flatnonzero(est.inliers)[high]] = False
+            trimmed = problem.refit(model0, kept, threshold, final=False)
     model = model0
     for k in FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1):
         within = problem.residuals(model[None])[0] < k * threshold
@@ -438,15 +449,8 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
             break
     else:
         starts.append((model, fit))
-    h = problem.leverage(model0, est.inliers)
-    if h is not None:
-        high = h > TRIM_LEVERAGE * MIN_LINEAR_POINTS / len(h)
-        if high.any():
-            kept = est.inliers.copy()
-            kept[np.flatnonzero(est.inliers)[high]] = False
-            trimmed = problem.refit(model0, kept, threshold, final=False)
-            if trimmed is not None:
-                starts.append((trimmed, None))
+    if trimmed is not None:
+        starts.append((trimmed, None))
     for model, start in starts:
         within = problem.residuals(model[None])[0] < threshold
         if within.sum() <= MIN_LINEAR_POINTS or np.array_equal(within, est.inliers):
