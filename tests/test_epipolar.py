@@ -4,7 +4,7 @@ import logging
 
 import numpy as np
 import pytest
-from tolerances import EXACT
+from tolerances import EXACT, MOMENT_RTOL
 
 import xslit
 from xslit.epipolar import (
@@ -540,6 +540,25 @@ def test_least_eigenvector_and_inverse_iteration_match_eigh():
     Dd = Dc[0] - np.outer(Dc[0] @ u, u)  # null vectors v[0] and u
     assert least_eigenvector(Dd.T @ Dd)[1] < 1e-7
     assert least_eigenvector(Dc[0].T @ Dc[0])[1] > 1e-4
+
+
+def test_taubin_matrices_from_design_equal_a_pass_over_the_points():
+    """Taubin's moment matrices of a subset from its rows of the design matrix (a gather and
+    one product) equal those of a pass over its normalised coordinates, for a mask and for
+    indices."""
+    from xslit.epipolar.estimate import EpipolarProblem
+    from xslit.epipolar.linear import taubin_matrices, taubin_matrices_from_design
+
+    s = random_two_view_scene(4, 300, sigma=0.5)
+    problem = EpipolarProblem(s["points1"], s["points2"])
+    scales = problem.frame[:, 0, 0]
+    mask = np.random.default_rng(2).random(300) < 0.7
+    expected = taubin_matrices(problem.normalized[:, mask], scales)
+    for rows in (mask, np.flatnonzero(mask)):
+        for got, want in zip(taubin_matrices_from_design(problem.design, rows, scales),
+                             expected, strict=True):
+            np.testing.assert_allclose(got, want, rtol=0,
+                                       atol=MOMENT_RTOL * np.abs(want).max())
 
 
 def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():

@@ -27,6 +27,10 @@ HOMOGRAPHY_RTOL = 1e-9
 #: projectTwoSlitPoints against camera.project (pixels, relative to the pixel magnitude).
 PIXEL_RTOL = 1e-10
 
+#: Two summations of the same moment matrices in another order (relative to their largest
+#: entry): rounding only.
+MOMENT_RTOL = 1e-12
+
 #: Complex-step Jacobian against central finite differences (relative to each column's size).
 JACOBIAN_RTOL = 1e-6
 

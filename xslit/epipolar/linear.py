@@ -37,7 +37,9 @@ __all__ = [
     "solve_linear_batch",
     "solve_taubin",
     "taubin_fit",
+    "taubin_gradient_moments",
     "taubin_matrices",
+    "taubin_matrices_from_design",
 ]
 
 #: Correspondences needed by the linear solver (15 equations for 16 unknowns up to scale).
@@ -377,7 +379,6 @@ def taubin_matrices(normalized, scales, weights=None) -> tuple[np.ndarray, np.nd
     M, N : (16, 16) ndarray
     """
     x, y, xp, yp = (np.asarray(v, dtype=float) for v in normalized)
-    s2 = np.square(np.asarray(scales, dtype=float))
     sw = None if weights is None else np.sqrt(np.asarray(weights, dtype=float))
     M = np.zeros((16, 16))
     # The design row is kron(a, c) with a = [xy, x, y, 1], c = [x'y', x', y', 1]. Chunks of
@@ -391,15 +392,43 @@ def taubin_matrices(normalized, scales, weights=None) -> tuple[np.ndarray, np.nd
         c = np.stack([xps * yps, xps, yps, np.ones_like(xs)])
         D = (a[:, None] * c[None]).reshape(16, -1)
         M += D @ D.T
+    return M, taubin_gradient_moments(M, scales)
+
+
+def taubin_gradient_moments(M, scales) -> np.ndarray:
+    r"""Taubin's :math:`N` (:func:`taubin_matrices`) from the moment matrix
+    :math:`M = \sum_i w_i d_i d_i^T` of the same correspondences, without a pass over them.
+
+    Parameters
+    ----------
+    M : (16, 16) ndarray
+        ``D^T diag(w) D`` of the design rows ``D`` (:func:`design_rows`) of the normalised
+        coordinates.
+    scales : (4,) array_like
+        ``s_k`` of each axis (``x_n = s_k (x - m_k)``).
+
+    Returns
+    -------
+    N : (16, 16) ndarray
+    """
+    s2 = np.square(np.asarray(scales, dtype=float))
     # Each derivative changes one factor to a vector with two non-zero entries, so its row
     # has 8 non-zero entries: d/dx -> kron([y, 1, 0, 0], c), d/dy -> kron([x, 0, 1, 0], c),
     # d/dx' -> kron(a, [y', 1, 0, 0]), d/dy' -> kron(a, [x', 0, 1, 0]). Their moments
     # (sums of y^2 c c^T, y c c^T, c c^T, ...) are blocks of M = sum kron(a a^T, c c^T), whose
-    # a and c hold y, x, 1 and y', x', 1: N is gathered from M (_TAUBIN_SOURCE) without
-    # another pass over the points.
-    N = np.bincount(_TAUBIN_TARGET, weights=(s2[:, None] * M.ravel()[_TAUBIN_SOURCE]).ravel(),
-                    minlength=256).reshape(16, 16)
-    return M, N
+    # a and c hold y, x, 1 and y', x', 1: N is gathered from M (_TAUBIN_SOURCE).
+    return np.bincount(_TAUBIN_TARGET, weights=(s2[:, None] * M.ravel()[_TAUBIN_SOURCE]).ravel(),
+                       minlength=256).reshape(16, 16)
+
+
+def taubin_matrices_from_design(design, rows, scales) -> tuple[np.ndarray, np.ndarray]:
+    """Taubin's moment matrices (:func:`taubin_matrices`) of the
+    correspondences ``rows`` (indices or a bool mask) from their rows of the ``design``
+    matrix ``(N, 16)`` of the normalised coordinates, whose per-axis scales are ``scales``
+    (4,): one gather and one product, a quarter of the cost of building the rows again."""
+    D = design[rows]
+    M = D.T @ D
+    return M, taubin_gradient_moments(M, scales)
 
 
 def solve_taubin(points1, points2, weights=None) -> tuple[np.ndarray, np.ndarray]:
