@@ -106,8 +106,14 @@ SWEEP_PR99_FLOOR = 0.65
 SWEEP_POSE_WITHIN_FLOOR = 0.82
 #: The same sweep: fraction of the judged scenes whose pose is as good as the data allow
 #: (within 1.5x of the yardstick, or a truncated Sampson loss no higher than its pose's;
-#: 0.975 when measured by tools/sweep_two_view.py on these scenes).
+#: 0.963 when measured by the test's own run).
 SWEEP_POSE_FITS_ML_FLOOR = 0.93
+#: The same sweep: fraction of the decidable scenes whose pose the yardstick does not
+#: determine that fail with a reason, report their uncertainty or are as good as the data
+#: allow (29 of 30 when measured: seed 136 came back "ok" outside its covariance, its
+#: translation 277% off where the yardstick's is 14%, with a truncated loss 0.10% above the
+#: yardstick's, just beyond the 0.1% that counts as fitting as well).
+SWEEP_UNDETERMINED_HONEST_FLOOR = 0.9
 SWEEP_DECIDABLE_PR95_FLOOR = 0.87
 SWEEP_DECIDABLE_ML99_FLOOR = 0.70
 SWEEP_MEDIAN_RATIO_FLOOR = 0.99
