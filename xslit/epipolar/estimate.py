@@ -434,8 +434,8 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
       those directions; the polish then re-selects the inliers from all correspondences.
 
     A start whose inliers are the polished tensor's (for the trimmed start: up to
-    :data:`SAME_INLIERS` of them) is not polished. The lowest truncated loss on all correspondences (the loss that ranked the loop's models)
-    wins.
+    :data:`SAME_INLIERS` of them) is not polished. The lowest truncated loss on all
+    correspondences (the loss that ranked the loop's models) wins.
     """
     model0 = problem.model_from_pixels(est.F)
     # The polish's own distances (the same tensor): its loss without another pass.
