@@ -142,3 +142,20 @@ def test_sample_size_needs_a_robust_method(method):
     with pytest.raises(ValueError, match=r"^sampleSize must be 15 with FM_LINEAR and FM_13POINT"):
         xslit.findEpipolarTensor(p, p + 1, method, sampleSize=13)
     assert ms.check_sample_size("sampleSize", np.int64(13)) == 13  # numpy integers are ints
+
+
+def test_support_is_tested_against_every_hypothesis(backend):
+    """The non-randomness test counts the models the best was chosen from: about 11 per
+    13-point sample, one per 15-point sample (degenerate samples give none, and the samples
+    drawn bound it from below)."""
+    from xslit.robust import robust_estimate
+
+    s = random_two_view_scene(3, 60, outlier_ratio=0.2)
+    opt = RobustOptions(**FAST)
+    res13 = robust_estimate(MinimalEpipolarProblem(s["points1"], s["points2"], rng=0), opt,
+                            np.random.default_rng(0))
+    res15 = robust_estimate(EpipolarProblem(s["points1"], s["points2"]), opt,
+                            np.random.default_rng(0))
+    assert res13.success and res15.success
+    assert res13.history["hypotheses"] > 2 * res13.iterations
+    assert res15.history["hypotheses"] == res15.iterations

@@ -405,7 +405,8 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         # The loop tested the support of its linear model; the answer is the polished tensor,
         # whose mask can be smaller: its support must beat chance too.
         p0 = chance_inlier_ratio(problem, problem.model_from_pixels(est.F), threshold, rng)
-        _, reason = chance_verdict(problem, est.inliers, p0, it, options.randomness_alpha)
+        _, reason = chance_verdict(problem, est.inliers, p0, res.history.get("hypotheses", it),
+                                   options.randomness_alpha)
         if reason:
             return EpipolarEstimate(None, none, False, reason, it, est.conditioning,
                                     taubin_ratios=est.taubin_ratios)

@@ -465,7 +465,8 @@ def _non_randomness_test(problem, result: RobustResult, chance: float | None, al
     thr = result.history["threshold"]
     p0 = chance if chance is not None else _chance_ratio(problem, result.model, thr, rng,
                                                          20000, scorer)
-    needed, reason = _chance_verdict(problem, result.inliers, p0, result.iterations, alpha)
+    needed, reason = _chance_verdict(problem, result.inliers, p0,
+                                     result.history.get("hypotheses", result.iterations), alpha)
     result.history["chance_inlier_ratio"] = p0
     result.history["support_needed"] = needed
     if reason:
@@ -542,6 +543,10 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     -------
     RobustResult
         ``model`` None and ``success`` False, with a ``reason``, when no model is supported.
+        ``iterations`` counts the samples drawn; ``history`` holds the final ``threshold``,
+        the ``hypotheses`` tested (models fitted, at least the samples), the ``elite``
+        models, and the non-randomness test's ``chance_inlier_ratio`` and
+        ``support_needed``.
 
     Raises
     ------
@@ -566,13 +571,14 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     scorer = _BatchScorer(problem, opt, rng)
     lo = opt.local_optimization and opt.method != LMEDS
     best = _Best()
-    iterations, needed = 0, float(opt.max_iterations)
+    iterations, hypotheses, needed = 0, 0, float(opt.max_iterations)
     batch = sampler.first_batch(opt.batch_size)
     while iterations < min(needed, opt.max_iterations) or iterations < opt.min_iterations:
         size = int(min(batch, max(opt.max_iterations - iterations, 1)))
         batch = min(2 * batch, opt.batch_size)
         models, _ = problem.fit_samples(sampler.draw(rng, size))
         iterations += size
+        hypotheses += len(models)
         cand = scorer.best_of(models)
         if cand is None or not _worth_optimising(best, cand, thr, lo, sampler):
             continue
@@ -586,6 +592,9 @@ def robust_estimate(problem: RobustProblem, options: RobustOptions, rng,
     model, inliers, thr_final, refitted = _final_refit(problem, best, opt)
     result = RobustResult(model, inliers, float(best.loss), iterations, True)
     result.history["threshold"] = thr_final
+    # The models the best was chosen from: a minimal solver can give several per sample (the
+    # 13-point solver about 11), and each is a test of the support against chance.
+    result.history["hypotheses"] = max(iterations, hypotheses)
     result.history["elite"] = [(m, inl) for _, m, inl in best.elite
                                if not np.array_equal(inl, best.inliers)]
     if sampler.progressive:
