@@ -8,20 +8,15 @@ xslit single, PoseLib, repeated --runs times); the summary gives the range over 
 the wall-clock times (medians per sample for single calls) and of the CPU times of the process
 (which a busy machine inflates less), and the ratios of the best times to PoseLib's.
 
-With --robust, also the cost of a robust estimation with 13-point minimal samples against
-15-point linear samples (xslit.epipolar.solve_linear_batch) at 40% and 50% outliers:
-iterations by the standard formula log(1 - p) / log(1 - w^s) for confidence p = 0.99 and
-inlier ratio w, times the measured time per sample of each solver plus the scoring of its
-real tensors on --points correspondences. tools/bench_minimal_sampling.py measures the same
-comparison through findEpipolarTensor(sampleSize=13) and its robust loop.
-
 The paths are tracked by the compiled kernel when numba is installed (pip install numba, or
 pip install xslit[fast]) and by numpy otherwise; --backends numba,numpy times both, interleaved.
 The first line of the output says which backend ran.
 
 With --robust, also the time of one round of hypotheses of a robust loop
 (xslit.epipolar.minimal.minimal_hypotheses: --batch samples of --points correspondences with
-50% outliers in one call) and the real tensors it gives per sample.
+50% outliers in one call) and the real tensors it gives per sample. Where 13-point samples pay
+against 15-point ones in the robust loop itself is measured by tools/bench_minimal_sampling.py
+(findEpipolarTensor(sampleSize=13)).
 
 PoseLib is needed only here: pip install poselib (or pip install xslit[bench]).
 
@@ -41,7 +36,7 @@ import time
 
 import numpy as np
 
-from xslit.epipolar import epipolar_tensor, sampson_distance, solve_linear_batch
+from xslit.epipolar import epipolar_tensor
 from xslit.epipolar.minimal import HAVE_NUMBA, N_SOLUTIONS, minimal_hypotheses, solve_minimal
 from xslit.synthetic import random_points_in_front, random_two_slit_camera
 from xslit.testing import projective_distance
@@ -152,44 +147,6 @@ def hypotheses_round(rng, n_samples, n_points, backend, runs):
     return best, count / n_samples
 
 
-def robust_comparison(rng, minimal_time, real_per_sample, n_points):
-    """Cost of a robust estimation with 13-point and 15-point samples."""
-    p1, p2 = samples(rng, 200, 15)
-    t0 = time.perf_counter()
-    for _ in range(5):
-        solve_linear_batch(p1, p2)
-    linear_time = (time.perf_counter() - t0) / (5 * len(p1))
-    q1, q2 = samples(rng, 1, n_points)
-    F = np.broadcast_to(solve_linear_batch(p1[:1], p2[:1])[0][0], (64, 2, 2, 2, 2))
-    t0 = time.perf_counter()
-    for _ in range(5):
-        sampson_distance(F, q1[0], q2[0])
-    score_time = (time.perf_counter() - t0) / (5 * len(F))
-    print(f"\nrobust estimation, confidence 0.99, {n_points} correspondences scored per model "
-          f"({score_time * 1e6:.1f} us per model)")
-    print(f"  15-point linear sample: {linear_time * 1e6:.1f} us, 1 model")
-    print(f"  13-point minimal sample: {minimal_time * 1e3:.2f} ms, {real_per_sample:.1f} real "
-          f"models on average")
-    for outliers in (0.4, 0.5):
-        w = 1.0 - outliers
-        line = f"  {outliers:.0%} outliers:"
-        for s, cost in ((13, minimal_time + real_per_sample * score_time),
-                        (15, linear_time + score_time)):
-            it = math.ceil(math.log(0.01) / math.log(1.0 - w ** s))
-            line += f"  {s}-point {it:,} iterations, {it * cost:.2f} s;"
-        print(line)
-    # Outlier ratio above which 13-point samples cost less in total than 15-point ones.
-    cost15 = linear_time + score_time
-    for label, solver in (("measured", minimal_time), ("1 ms", 1e-3)):
-        cost13 = solver + real_per_sample * score_time
-        w = np.linspace(0.01, 0.99, 9801)
-        ratio = np.log1p(-(w ** 15)) / np.log1p(-(w ** 13))  # iterations 13 / iterations 15
-        pays = 1.0 - w[ratio * cost13 < cost15]
-        print(f"  13-point samples pay above {pays.min():.0%} outliers with the {label} solver "
-              f"({cost13 / cost15:.0f} times the cost of a 15-point iteration)" if pays.size
-              else f"  13-point samples never pay with the {label} solver")
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -200,11 +157,11 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="interleaved runs (default 3)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--robust", action="store_true",
-                    help="also compare 13-point and 15-point robust estimation")
+                    help="also time a robust loop's round of 13-point hypotheses")
     ap.add_argument("--accuracy", type=int, default=0, metavar="N",
                     help="first measure completeness and recovery on N samples")
     ap.add_argument("--points", type=int, default=1000,
-                    help="correspondences scored per model for --robust (default 1000)")
+                    help="correspondences of the round of --robust (default 1000)")
     ap.add_argument("--backends", default="auto",
                     help="comma-separated backends of the solver to time, interleaved: auto, "
                          "numba, numpy (default auto)")
@@ -230,7 +187,6 @@ def main(argv=None) -> int:
     # Per backend: wall-clock and CPU times of the batch and of single samples, per run.
     times = {b: [] for b in backends}
     pose = []
-    real = {}
     for run in range(args.runs):
         line = f"run {run + 1}:"
         for backend in backends:
@@ -239,7 +195,6 @@ def main(argv=None) -> int:
                   if args.single else (math.nan, math.nan))
             times[backend].append(tb + ts)
             complete = np.mean(sol.n_found == 56)
-            real[backend] = len(sol.tensors) / args.batch
             line += (f" {backend} batch of {args.batch} {tb[0] * 1e3:.2f} ms per sample (CPU "
                      f"{tb[1] * 1e3:.2f}; all 56 solutions in {complete:.1%}), single "
                      f"{ts[0] * 1e3:.2f} ms (CPU {ts[1] * 1e3:.2f});")
@@ -258,8 +213,6 @@ def main(argv=None) -> int:
     print(f"PoseLib gen_relpose_6pt: {tp * 1e6:.1f}-{max(p[0] for p in pose) * 1e6:.1f} us "
           f"(CPU {min(p[1] for p in pose) * 1e6:.1f}-{max(p[1] for p in pose) * 1e6:.1f})")
     if args.robust:
-        best = min(r[0] for r in times[backends[0]])
-        robust_comparison(rng, best, real[backends[0]], args.points)
         th, real = hypotheses_round(rng, args.batch, args.points, backends[0], args.runs)
         print(f"  one round of {args.batch} hypotheses (minimal_hypotheses, {args.points} "
               f"correspondences, 50% outliers): {th * 1e3:.2f} ms per sample, {real:.1f} real "
