@@ -668,6 +668,13 @@ def _nb_solve(J, B, nrhs, A, X):
         _nb_lu(J, B, nrhs, A, X)
 
 
+def _nb_chart(sp0, dp, t, pp):
+    """The chart ``pp = sp0 + t dp`` (3, 16) of the homotopy at ``t``, in place."""
+    for r in range(3):
+        for c in range(16):
+            pp[r, c] = sp0[r, c] + t * dp[r, c]
+
+
 def _nb_rk4(u, vel, t, ha, sp0, dp, pp, k, un, H, J, Ht, A, B, X):
     """The fourth-order Runge-Kutta prediction ``un`` from ``u`` at ``t`` with velocity ``vel``
     over the step ``ha`` (three evaluations: ``k2, k3, k4`` at ``t + ha/2, t + ha/2, t + ha``);
@@ -678,9 +685,7 @@ def _nb_rk4(u, vel, t, ha, sp0, dp, pp, k, un, H, J, Ht, A, B, X):
         ts = t + frac * ha
         for c in range(8):
             un[c] = u[c] + frac * ha * k[s - 1, c]
-        for r in range(3):
-            for c in range(16):
-                pp[r, c] = sp0[r, c] + ts * dp[r, c]
+        _nb_chart(sp0, dp, ts, pp)
         _nb_eval(un, pp, dp, H, J, Ht)
         B[:, 0] = Ht
         _nb_solve(J, B, 1, A, X)
@@ -804,9 +809,7 @@ def _nb_track(u0, p0, p1, owner, hermite, max_steps, h0, min_step, first_tol, fi
             else:
                 _nb_rk4(u, vel, t, ha, sp0, dp, pp, k, un, H, J, Ht, A, B, X)
                 evals[i] += 5
-            for r in range(3):
-                for c in range(16):
-                    pp[r, c] = sp0[r, c] + tn * dp[r, c]
+            _nb_chart(sp0, dp, tn, pp)
             _nb_eval(un, pp, dp, H, J, Ht)
             B[:, 0] = H
             _nb_solve(J, B, 1, A, X)
@@ -870,8 +873,8 @@ def _nb_track(u0, p0, p1, owner, hermite, max_steps, h0, min_step, first_tol, fi
     return out, ok, evals
 
 
-_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_rk4",
-                 "_nb_hermite", "_nb_norm", "_nb_work", "_nb_newton", "_nb_track")
+_NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
+                 "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_newton", "_nb_track")
 
 
 @functools.cache
