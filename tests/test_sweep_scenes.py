@@ -256,6 +256,10 @@ def test_noise_ceiling_and_score_against_ground_truth():
     y = ml_from_truth(s)
     perfect = score_two_view(s, c.within, s.R, s.t, threshold=1.5, yardstick=y)
     assert perfect["precision_ratio"] == 1.0 and perfect["recall_ratio"] == 1.0
+    # Noise-free, maximum likelihood is the truth: its mask is the ceiling's.
+    assert perfect["ml_ceiling_ratio"] == 1.0
+    assert summarize_sweep([dict(perfect, n_inliers=int(s.inliers.sum()))])["overall"][
+        "ml_mask_0.99"] == 1.0
     assert perfect["rotation_error_deg"] < SWEEP_ML_NOISE_FREE and perfect["pose_within"]
     turned = matrix_from_rvec([0.0, np.radians(2.0), 0.0]) @ s.R
     half = s.inliers & (np.arange(len(s.inliers)) % 2 == 0)

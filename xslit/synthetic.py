@@ -1366,7 +1366,9 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     dict
         ``precision``, ``recall``, ``ceiling_precision``, ``ceiling_recall``,
         ``precision_ratio``, ``recall_ratio``, ``ml_precision_ratio``, ``ml_recall_ratio``
-        (against the maximum-likelihood tensor's mask), ``support_needed``, ``decidable``
+        (against the maximum-likelihood tensor's mask), ``ml_ceiling_ratio`` (the smaller of
+        that mask's precision and recall against the ceiling: what the data allow the
+        ratios to be), ``support_needed``, ``decidable``
         (see :func:`noise_ceiling`), ``n_mask``, the yardstick's figures
         (``ml_*``, on the true inliers), ``determined``, ``pose_judged``, with ``F``
         ``tensor_loss_ratio`` and ``fits_as_ml``, and with a pose ``rotation_error_deg``,
@@ -1390,6 +1392,8 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
         "recall_ratio": float(recall / ceiling.recall),
         "ml_precision_ratio": float(precision / ceiling.ml_precision) if m.any() else 0.0,
         "ml_recall_ratio": float(recall / ceiling.ml_recall),
+        "ml_ceiling_ratio": float(min(ceiling.ml_precision / ceiling.precision,
+                                      ceiling.ml_recall / ceiling.recall)),
         "support_needed": ceiling.support_needed, "decidable": ceiling.decidable,
         "ml_rotation_error_deg": y.rotation_error_deg, "ml_translation_error": y.translation_error,
         "ml_translation_rel_error": y.translation_rel_error, "ml_rms": y.rms,
@@ -1623,6 +1627,7 @@ def _tally(records, factor):
     loose = [r for r in decidable if not r.get("pose_judged", r["determined"])]
     honest = [r for r in loose
               if r.get("failure") or r.get("pose_reported") or r.get("pose_fits_as_ml")]
+    ml_mask = np.array([r.get("ml_ceiling_ratio", np.nan) for r in decidable])
     fits = np.array([bool(r.get("fits_as_ml")) for r in decidable])
     rot = np.array([r["rotation_error_deg"] for r in ok if "rotation_error_deg" in r])
     return {
@@ -1638,6 +1643,8 @@ def _tally(records, factor):
         "decidable_pr_0.95": _fraction(pr_dec, 0.95),
         "decidable_ml_0.99": _fraction(ml, 0.99),
         "decidable_ml_0.95": _fraction(ml, 0.95),
+        "ml_mask_0.99": _fraction(ml_mask, 0.99),
+        "ml_mask_0.95": _fraction(ml_mask, 0.95),
         "decidable_fits_ml": float(fits.mean()) if len(fits) else float("nan"),
         "undecidable_failed": sum(1 for r in undecidable if r.get("failure")),
         "undecidable_returned": sum(1 for r in undecidable if not r.get("failure")),
@@ -1674,7 +1681,10 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         support is more than chance gives, :func:`noise_ceiling`), ``decidable_pr_0.99`` and
         ``decidable_pr_0.95`` (the fractions on those scenes, a failure counting as 0),
         ``decidable_ml_0.99`` and ``decidable_ml_0.95`` (the same against the mask of the
-        maximum-likelihood tensor), ``undecidable_failed`` and ``undecidable_returned`` (the
+        maximum-likelihood tensor), ``ml_mask_0.99`` and ``ml_mask_0.95`` (fractions of
+        the decidable scenes whose maximum-likelihood tensor's own mask reaches that fraction
+        of the ceiling: what the data allow ``decidable_pr_*`` to be),
+        ``undecidable_failed`` and ``undecidable_returned`` (the
         other scenes, failed with a reason or answered), ``decidable_fits_ml`` (fraction of
         the decidable scenes whose tensor is as good as the data allow, ``fits_as_ml`` of
         :func:`score_two_view`; a failure counts as not), ``determined`` (count of the scenes
