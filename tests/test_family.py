@@ -62,9 +62,12 @@ def test_pencil_votes_find_the_member_a_minority_agrees_on(seed):
     rows = rng.normal(size=(40, 16))
     rows -= np.outer(rows @ f, f) + 1e-3 * rng.normal(size=(40, 16))
     members = pencil_votes(np.vstack([rng.normal(size=(160, 16)), rows]), basis)
-    assert members.shape == (4, 16)
+    assert 2 <= len(members) <= 4 and members.shape[1] == 16
     assert np.allclose(np.linalg.norm(members, axis=1), 1.0)
     assert abs(members[0] @ f) > 1 - 1e-4
+    # All votes in one window: one member.
+    exact = rows - np.outer(rows @ f, f)
+    assert pencil_votes(exact, basis).shape == (1, 16)
 
 
 def test_weak_family_refuses_bad_design():

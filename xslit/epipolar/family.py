@@ -217,7 +217,8 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     correspondences that fix a better member than the model agree on its angle, up to their
     noise, where outliers scatter: the angles are voted into ``bins`` bins (a Hough transform
     of the pencil, with every row counted, and no draws), and the members at the median angle
-    of the ``modes`` densest windows of three bins are returned, densest first.
+    of the ``modes`` densest windows of three bins that share no bin are returned, densest
+    first.
 
     Parameters
     ----------
@@ -229,8 +230,8 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
 
     Returns
     -------
-    (modes, 16) ndarray
-        Unit members (fewer when there are fewer bins).
+    (m, 16) ndarray
+        Unit members, ``m = modes`` or fewer when fewer windows hold votes.
 
     Examples
     --------
@@ -249,8 +250,14 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     k = np.minimum((angle / np.pi * bins).astype(int), bins - 1)
     counts = np.bincount(k, minlength=bins)
     window = counts + np.roll(counts, 1) + np.roll(counts, -1)
-    members = []
-    for b in np.argsort(-window, kind="stable")[:modes]:
+    members, taken = [], []
+    for b in np.argsort(-window, kind="stable"):
+        if window[b] == 0 or len(members) == modes:
+            break
+        # Windows that share a bin with a chosen one hold the same votes.
+        if any(abs(((b - c + bins // 2) % bins) - bins // 2) <= 2 for c in taken):
+            continue
+        taken.append(b)
         near = np.abs(((k - b + bins // 2) % bins) - bins // 2) <= 1
         # The median of the window's angles about the bin's centre (modulo pi): the few
         # random votes that fall in it do not move it.
