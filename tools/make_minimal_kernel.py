@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import sys
 
 TARGET = pathlib.Path(__file__).resolve().parents[1] / "xslit" / "epipolar" / "minimal.py"
@@ -110,9 +111,9 @@ def signed_sum(terms) -> str:
     return out
 
 
-def assign(target: str, expr: str) -> list[str]:
+def assign(target: str, expr: str, indent: str = "    ") -> list[str]:
     """``target = expr`` as one line, or wrapped in parentheses when too long."""
-    line = f"    {target} = {expr}"
+    line = f"{indent}{target} = {expr}"
     if len(line) <= MAX_LINE:
         return [line]
     # Split before the binary + and - at the top level (the expressions have no brackets
@@ -123,7 +124,7 @@ def assign(target: str, expr: str) -> list[str]:
             parts.append(expr[start:k])
             start = k + 1
     parts.append(expr[start:])
-    head = f"    {target} = ("
+    head = f"{indent}{target} = ("
     indent = " " * len(head)
     lines, current = [], head + parts[0]
     for part in parts[1:]:
@@ -224,16 +225,144 @@ def jacobian_lines(r: int, S) -> list[str]:
     return out
 
 
+#: Rows of the work array of the lane kernels: ``w[K * _LANES + l]`` is row ``K`` of lane
+#: ``l``. Inputs of ``_nb_eval_lanes``: the point (8 rows), the chart (48, ``16 r + k`` for
+#: ``p[r, k]``) and its direction (48); its outputs: ``H``, ``Ht`` and ``J`` (64, ``8 r + c``).
+#: Inputs of ``_nb_solve_lanes_block``: ``J`` and two right-hand sides; its outputs: the two
+#: solutions and a flag (1 where a pivot block is nearly singular or a solution is not
+#: finite). ``FREE`` is the first row left to the caller.
+ROWS = dict(U=0, P=8, DP=56, H=104, HT=112, J=120, B0=184, B1=192, X0=200, X1=208, BAD=216,
+            FREE=217)
+
+LANE_EVAL_DOC = '''    """:func:`_nb_eval` on every lane of the work array ``w`` (rows
+    ``_W_*``): the same straight-line code in a loop over the lanes, which the compiler turns
+    into vector instructions (all lanes in one array, a loop of constant length).
+    """'''
+
+LANE_SOLVE_DOC = '''    """:func:`_nb_solve` on every lane of ``w``, without its fallback:
+    ``X0, X1 = J^{-1} (B0, B1)`` by the block elimination (three 2 x 2 pivot blocks and the
+    Schur complement of the unknowns ``a, b``), and ``BAD`` set to 1 on the lanes whose pivot
+    blocks are nearly singular or whose solution is not finite (the caller solves those by
+    :func:`_nb_lu`). Straight-line code in a loop over the lanes, as :func:`_nb_eval_lanes`.
+    """'''
+
+
+def row(k: int) -> str:
+    """Row ``k`` of lane ``l`` of the work array."""
+    return f"w[{k} * _LANES + l]" if k else "w[l]"
+
+
+def lane_index(match) -> str:
+    """The work array element of an array element of :func:`_nb_eval`."""
+    name, i, j = match.group(1), int(match.group(2)), match.group(3)
+    if name in ("p", "dp"):
+        k = ROWS["P" if name == "p" else "DP"] + 16 * i + int(j)
+    elif name == "J":
+        k = ROWS["J"] + 8 * i + int(j)
+    else:
+        k = ROWS[{"u": "U", "H": "H", "Ht": "HT"}[name]] + i
+    return row(k)
+
+
+def lane_eval_lines(body: list[str]) -> list[str]:
+    """``_nb_eval_lanes``: the statements of ``body`` (:func:`_nb_eval`'s, wrapped lines
+    joined) on the work array, in the loop over the lanes."""
+    statements = []
+    for line in body:
+        if statements and statements[-1][1].count("(") > statements[-1][1].count(")"):
+            statements[-1][1] += " " + line.strip()
+        else:
+            target, expr = line.strip().split(" = ", 1)
+            statements.append([target, expr])
+    out = ["def _nb_eval_lanes(w):", LANE_EVAL_DOC, "    for l in range(_LANES):"]
+    for target, expr in statements:
+        if expr.startswith("(") and expr.endswith(")"):
+            expr = expr[1:-1]
+        target, expr = (re.sub(r"\b(u|p|dp|H|Ht|J)\[(\d+)(?:, (\d+))?\]", lane_index, x)
+                        for x in (target, expr))
+        out += assign(target, expr, indent="        ")
+    return out
+
+
+def lane_solve_lines() -> list[str]:
+    """``_nb_solve_lanes_block``: the block elimination of ``_nb_solve`` for both right-hand
+    sides, unrolled, in the loop over the lanes."""
+    J, B0, B1, X0, X1 = (ROWS[k] for k in ("J", "B0", "B1", "X0", "X1"))
+    ind = "        "
+    out = ["def _nb_solve_lanes_block(w):", LANE_SOLVE_DOC, "    for l in range(_LANES):"]
+    body = [f"s00, s01 = {row(J + 48)}, {row(J + 49)}",
+            f"s10, s11 = {row(J + 56)}, {row(J + 57)}",
+            f"q00, q10 = {row(B0 + 6)}, {row(B0 + 7)}",
+            f"q01, q11 = {row(B1 + 6)}, {row(B1 + 7)}"]
+
+    def pivot(b00, b01, b10, b11):
+        return [f"det = {b00} * {b11} - {b01} * {b10}",
+                f"size = max(max(abs({b00}.real) + abs({b00}.imag), "
+                f"abs({b01}.real) + abs({b01}.imag)),",
+                f"           max(abs({b10}.real) + abs({b10}.imag), "
+                f"abs({b11}.real) + abs({b11}.imag)))",
+                "weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size",
+                "r = 1.0 / (det.real * det.real + det.imag * det.imag)",
+                "inv = complex(det.real * r, -det.imag * r)"]
+
+    for k in range(3):
+        r0, r1, c0, c1 = k, k + 3, 2 + 2 * k, 3 + 2 * k
+        body += [f"b00, b01 = {row(J + 8 * r0 + c0)}, {row(J + 8 * r0 + c1)}",
+                 f"b10, b11 = {row(J + 8 * r1 + c0)}, {row(J + 8 * r1 + c1)}"]
+        body += ["weak = False"] * (k == 0) + pivot("b00", "b01", "b10", "b11")
+        body += ["e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv",
+                 f"m{k}00 = e00 * {row(J + 8 * r0)} + e01 * {row(J + 8 * r1)}",
+                 f"m{k}01 = e00 * {row(J + 8 * r0 + 1)} + e01 * {row(J + 8 * r1 + 1)}",
+                 f"m{k}10 = e10 * {row(J + 8 * r0)} + e11 * {row(J + 8 * r1)}",
+                 f"m{k}11 = e10 * {row(J + 8 * r0 + 1)} + e11 * {row(J + 8 * r1 + 1)}"]
+        for c, B in enumerate((B0, B1)):
+            body += [f"z{k}0{c} = e00 * {row(B + r0)} + e01 * {row(B + r1)}",
+                     f"z{k}1{c} = e10 * {row(B + r0)} + e11 * {row(B + r1)}"]
+        body += [f"w00, w01 = {row(J + 48 + c0)}, {row(J + 48 + c1)}",
+                 f"w10, w11 = {row(J + 56 + c0)}, {row(J + 56 + c1)}"]
+        for i in range(2):
+            for j in range(2):
+                body.append(f"s{i}{j} -= w{i}0 * m{k}0{j} + w{i}1 * m{k}1{j}")
+        for c in range(2):
+            for i in range(2):
+                body.append(f"q{i}{c} -= w{i}0 * z{k}0{c} + w{i}1 * z{k}1{c}")
+    body += pivot("s00", "s01", "s10", "s11")
+    for c, X in enumerate((X0, X1)):
+        body += [f"xa = (s11 * q0{c} - s01 * q1{c}) * inv",
+                 f"xb = (s00 * q1{c} - s10 * q0{c}) * inv",
+                 f"{row(X)}, {row(X + 1)} = xa, xb"]
+        finite = ["xa", "xb"]
+        for k in range(3):
+            for i in range(2):
+                name = f"x{k}{i}"
+                body.append(f"{name} = z{k}{i}{c} - m{k}{i}0 * xa - m{k}{i}1 * xb")
+                body.append(f"{row(X + 2 + 2 * k + i)} = {name}")
+                finite.append(name)
+        body.append(f"total {'+' if c else ''}= " + " + ".join(finite))
+    # A sum of the solutions is finite exactly when they all are (short of overflow).
+    body.append(f"{row(ROWS['BAD'])} = 1.0 if weak | (not np.isfinite(total.real + "
+                "total.imag)) else 0.0")
+    return out + [ind + line for line in body]
+
+
 def generate() -> str:
     """The generated block, marker lines included, with a final newline."""
-    lines = [BEGIN, "def _nb_eval(u, p, dp, H, J, Ht):", DOCSTRING, "    a, b = u[0], u[1]"]
-    lines += chart_lines()
-    lines += matrix_lines()
+    body = ["    a, b = u[0], u[1]"]
+    body += chart_lines()
+    body += matrix_lines()
     for r, S in enumerate(SUBSETS):
         before, det = cofactors(r, S)
-        lines += before + det
+        body += before + det
     for r, S in enumerate(SUBSETS):
-        lines += jacobian_lines(r, S)
+        body += jacobian_lines(r, S)
+    lines = [BEGIN, "def _nb_eval(u, p, dp, H, J, Ht):", DOCSTRING, *body]
+    lines += ["", "", "#: Rows of the work array of the lane kernels (the generator's ``ROWS``)."]
+    names = list(ROWS)
+    lines.append("(" + ", ".join(f"_W_{k}" for k in names[:6]) + ",")
+    lines.append(" " + ", ".join(f"_W_{k}" for k in names[6:]) + ") = (")
+    lines.append("    " + ", ".join(str(ROWS[k]) for k in names) + ")")
+    lines += ["", "", *lane_eval_lines(body)]
+    lines += ["", "", *lane_solve_lines()]
     lines.append(END)
     return "\n".join(lines) + "\n"
 
