@@ -226,21 +226,24 @@ def jacobian_lines(r: int, S) -> list[str]:
 
 
 #: Rows of the work array of the lane kernels: ``w[K * _LANES + l]`` is row ``K`` of lane
-#: ``l``. Inputs of ``_nb_eval_lanes``: the point (8 rows), the chart (48, ``16 r + k`` for
-#: ``p[r, k]``) and its direction (48); its outputs: ``H``, ``Ht`` and ``J`` (64, ``8 r + c``).
-#: Inputs of ``_nb_solve_lanes_block``: ``J`` and two right-hand sides; its outputs: the two
-#: solutions and a flag (1 where a pivot block is nearly singular or a solution is not
-#: finite). ``FREE`` is the first row left to the caller.
-ROWS = dict(U=0, P=8, DP=56, H=104, HT=112, J=120, B0=184, B1=192, X0=200, X1=208, BAD=216,
-            FREE=217)
+#: ``l``. Inputs of ``_nb_eval_lanes``: the point (8 rows), the start chart of the lane's
+#: path (48, ``16 r + k`` for ``p[r, k]``), the direction to its target chart (48) and the
+#: parameter ``t`` of the homotopy (real part); its outputs: ``H``, ``Ht`` and ``J`` (64,
+#: ``8 r + c``). Inputs of ``_nb_solve_lanes_block``: ``J`` and the right-hand sides ``H``
+#: and ``Ht``; its outputs: the two solutions and a flag (1 where a pivot block is nearly
+#: singular or a solution is not finite). ``FREE`` is the first row left to the caller.
+ROWS = dict(U=0, SP0=8, DP=56, TS=104, H=105, HT=113, J=121, X0=185, X1=193, BAD=201,
+            FREE=202)
 
 LANE_EVAL_DOC = '''    """:func:`_nb_eval` on every lane of the work array ``w`` (rows
-    ``_W_*``): the same straight-line code in a loop over the lanes, which the compiler turns
-    into vector instructions (all lanes in one array, a loop of constant length).
+    ``_W_*``) in the chart ``p = sp0 + t dp`` of the homotopy at the lane's ``t``: the same
+    straight-line code in a loop over the lanes, which the compiler turns into vector
+    instructions (all lanes in one array, a loop of constant length); the entries ``pR_K`` of
+    the chart that the equations read are computed first.
     """'''
 
 LANE_SOLVE_DOC = '''    """:func:`_nb_solve` on every lane of ``w``, without its fallback:
-    ``X0, X1 = J^{-1} (B0, B1)`` by the block elimination (three 2 x 2 pivot blocks and the
+    ``X0, X1 = J^{-1} (H, Ht)`` by the block elimination (three 2 x 2 pivot blocks and the
     Schur complement of the unknowns ``a, b``), and ``BAD`` set to 1 on the lanes whose pivot
     blocks are nearly singular or whose solution is not finite (the caller solves those by
     :func:`_nb_lu`). Straight-line code in a loop over the lanes, as :func:`_nb_eval_lanes`.
@@ -253,10 +256,13 @@ def row(k: int) -> str:
 
 
 def lane_index(match) -> str:
-    """The work array element of an array element of :func:`_nb_eval`."""
+    """The work array element of an array element of :func:`_nb_eval` (the local ``pR_K``
+    for the chart ``p[R, K]``)."""
     name, i, j = match.group(1), int(match.group(2)), match.group(3)
-    if name in ("p", "dp"):
-        k = ROWS["P" if name == "p" else "DP"] + 16 * i + int(j)
+    if name == "p":
+        return f"p{i}_{j}"
+    if name == "dp":
+        k = ROWS["DP"] + 16 * i + int(j)
     elif name == "J":
         k = ROWS["J"] + 8 * i + int(j)
     else:
@@ -274,7 +280,13 @@ def lane_eval_lines(body: list[str]) -> list[str]:
         else:
             target, expr = line.strip().split(" = ", 1)
             statements.append([target, expr])
-    out = ["def _nb_eval_lanes(w):", LANE_EVAL_DOC, "    for l in range(_LANES):"]
+    out = ["def _nb_eval_lanes(w):", LANE_EVAL_DOC, "    for l in range(_LANES):",
+           f"        t = {row(ROWS['TS'])}.real"]
+    used = sorted({(int(r), int(k)) for _, expr in statements
+                   for r, k in re.findall(r"\bp\[(\d+), (\d+)\]", expr)})
+    for r, k in used:
+        out.append(f"        p{r}_{k} = {row(ROWS['SP0'] + 16 * r + k)} + t * "
+                   f"{row(ROWS['DP'] + 16 * r + k)}")
     for target, expr in statements:
         if expr.startswith("(") and expr.endswith(")"):
             expr = expr[1:-1]
@@ -287,7 +299,7 @@ def lane_eval_lines(body: list[str]) -> list[str]:
 def lane_solve_lines() -> list[str]:
     """``_nb_solve_lanes_block``: the block elimination of ``_nb_solve`` for both right-hand
     sides, unrolled, in the loop over the lanes."""
-    J, B0, B1, X0, X1 = (ROWS[k] for k in ("J", "B0", "B1", "X0", "X1"))
+    J, B0, B1, X0, X1 = (ROWS[k] for k in ("J", "H", "HT", "X0", "X1"))
     ind = "        "
     out = ["def _nb_solve_lanes_block(w):", LANE_SOLVE_DOC, "    for l in range(_LANES):"]
     body = [f"s00, s01 = {row(J + 48)}, {row(J + 49)}",

@@ -69,6 +69,7 @@ from .._checks import (
     check_rng,
 )
 from .linear import axis_normalization
+from .minors import principal_minor_tensor
 from .tensor import INDEX, kron_modes
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "MIN_MINIMAL_POINTS",
     "N_SOLUTIONS",
     "REAL_TOL",
+    "STRUCTURE_TOL",
     "MinimalComplexSolutions",
     "MinimalSolutions",
     "StartSystem",
@@ -106,6 +108,10 @@ COND_TOL = 1e-7
 CHART_TOL = 1e-9
 #: Largest relative imaginary part of a solution counted as real.
 REAL_TOL = 1e-8
+#: Largest accepted miss of a solution's principal minors to its tensor (relative to the
+#: largest entry) before a sample is solved again in a fresh chart
+#: (:func:`solve_minimal_complex`).
+STRUCTURE_TOL = 2e-9
 
 
 def _flat(S) -> int:
@@ -563,33 +569,81 @@ def _nb_eval(u, p, dp, H, J, Ht):
 
 
 #: Rows of the work array of the lane kernels (the generator's ``ROWS``).
-(_W_U, _W_P, _W_DP, _W_H, _W_HT, _W_J,
- _W_B0, _W_B1, _W_X0, _W_X1, _W_BAD, _W_FREE) = (
-    0, 8, 56, 104, 112, 120, 184, 192, 200, 208, 216, 217)
+(_W_U, _W_SP0, _W_DP, _W_TS, _W_H, _W_HT,
+ _W_J, _W_X0, _W_X1, _W_BAD, _W_FREE) = (
+    0, 8, 56, 104, 105, 113, 121, 185, 193, 201, 202)
 
 
 def _nb_eval_lanes(w):
     """:func:`_nb_eval` on every lane of the work array ``w`` (rows
-    ``_W_*``): the same straight-line code in a loop over the lanes, which the compiler turns
-    into vector instructions (all lanes in one array, a loop of constant length).
+    ``_W_*``) in the chart ``p = sp0 + t dp`` of the homotopy at the lane's ``t``: the same
+    straight-line code in a loop over the lanes, which the compiler turns into vector
+    instructions (all lanes in one array, a loop of constant length); the entries ``pR_K`` of
+    the chart that the equations read are computed first.
     """
     for l in range(_LANES):
+        t = w[104 * _LANES + l].real
+        p0_0 = w[8 * _LANES + l] + t * w[56 * _LANES + l]
+        p0_1 = w[9 * _LANES + l] + t * w[57 * _LANES + l]
+        p0_2 = w[10 * _LANES + l] + t * w[58 * _LANES + l]
+        p0_3 = w[11 * _LANES + l] + t * w[59 * _LANES + l]
+        p0_4 = w[12 * _LANES + l] + t * w[60 * _LANES + l]
+        p0_5 = w[13 * _LANES + l] + t * w[61 * _LANES + l]
+        p0_6 = w[14 * _LANES + l] + t * w[62 * _LANES + l]
+        p0_7 = w[15 * _LANES + l] + t * w[63 * _LANES + l]
+        p0_8 = w[16 * _LANES + l] + t * w[64 * _LANES + l]
+        p0_9 = w[17 * _LANES + l] + t * w[65 * _LANES + l]
+        p0_10 = w[18 * _LANES + l] + t * w[66 * _LANES + l]
+        p0_11 = w[19 * _LANES + l] + t * w[67 * _LANES + l]
+        p0_12 = w[20 * _LANES + l] + t * w[68 * _LANES + l]
+        p0_13 = w[21 * _LANES + l] + t * w[69 * _LANES + l]
+        p0_14 = w[22 * _LANES + l] + t * w[70 * _LANES + l]
+        p1_0 = w[24 * _LANES + l] + t * w[72 * _LANES + l]
+        p1_1 = w[25 * _LANES + l] + t * w[73 * _LANES + l]
+        p1_2 = w[26 * _LANES + l] + t * w[74 * _LANES + l]
+        p1_3 = w[27 * _LANES + l] + t * w[75 * _LANES + l]
+        p1_4 = w[28 * _LANES + l] + t * w[76 * _LANES + l]
+        p1_5 = w[29 * _LANES + l] + t * w[77 * _LANES + l]
+        p1_6 = w[30 * _LANES + l] + t * w[78 * _LANES + l]
+        p1_7 = w[31 * _LANES + l] + t * w[79 * _LANES + l]
+        p1_8 = w[32 * _LANES + l] + t * w[80 * _LANES + l]
+        p1_9 = w[33 * _LANES + l] + t * w[81 * _LANES + l]
+        p1_10 = w[34 * _LANES + l] + t * w[82 * _LANES + l]
+        p1_11 = w[35 * _LANES + l] + t * w[83 * _LANES + l]
+        p1_12 = w[36 * _LANES + l] + t * w[84 * _LANES + l]
+        p1_13 = w[37 * _LANES + l] + t * w[85 * _LANES + l]
+        p1_14 = w[38 * _LANES + l] + t * w[86 * _LANES + l]
+        p2_0 = w[40 * _LANES + l] + t * w[88 * _LANES + l]
+        p2_1 = w[41 * _LANES + l] + t * w[89 * _LANES + l]
+        p2_2 = w[42 * _LANES + l] + t * w[90 * _LANES + l]
+        p2_3 = w[43 * _LANES + l] + t * w[91 * _LANES + l]
+        p2_4 = w[44 * _LANES + l] + t * w[92 * _LANES + l]
+        p2_5 = w[45 * _LANES + l] + t * w[93 * _LANES + l]
+        p2_6 = w[46 * _LANES + l] + t * w[94 * _LANES + l]
+        p2_7 = w[47 * _LANES + l] + t * w[95 * _LANES + l]
+        p2_8 = w[48 * _LANES + l] + t * w[96 * _LANES + l]
+        p2_9 = w[49 * _LANES + l] + t * w[97 * _LANES + l]
+        p2_10 = w[50 * _LANES + l] + t * w[98 * _LANES + l]
+        p2_11 = w[51 * _LANES + l] + t * w[99 * _LANES + l]
+        p2_12 = w[52 * _LANES + l] + t * w[100 * _LANES + l]
+        p2_13 = w[53 * _LANES + l] + t * w[101 * _LANES + l]
+        p2_14 = w[54 * _LANES + l] + t * w[102 * _LANES + l]
         a, b = w[l], w[1 * _LANES + l]
-        m0 = w[8 * _LANES + l] + a * w[24 * _LANES + l] + b * w[40 * _LANES + l]
-        m1 = w[9 * _LANES + l] + a * w[25 * _LANES + l] + b * w[41 * _LANES + l]
-        m2 = w[10 * _LANES + l] + a * w[26 * _LANES + l] + b * w[42 * _LANES + l]
-        m3 = w[11 * _LANES + l] + a * w[27 * _LANES + l] + b * w[43 * _LANES + l]
-        m4 = w[12 * _LANES + l] + a * w[28 * _LANES + l] + b * w[44 * _LANES + l]
-        m5 = w[13 * _LANES + l] + a * w[29 * _LANES + l] + b * w[45 * _LANES + l]
-        m6 = w[14 * _LANES + l] + a * w[30 * _LANES + l] + b * w[46 * _LANES + l]
-        m7 = w[15 * _LANES + l] + a * w[31 * _LANES + l] + b * w[47 * _LANES + l]
-        m8 = w[16 * _LANES + l] + a * w[32 * _LANES + l] + b * w[48 * _LANES + l]
-        m9 = w[17 * _LANES + l] + a * w[33 * _LANES + l] + b * w[49 * _LANES + l]
-        m10 = w[18 * _LANES + l] + a * w[34 * _LANES + l] + b * w[50 * _LANES + l]
-        m11 = w[19 * _LANES + l] + a * w[35 * _LANES + l] + b * w[51 * _LANES + l]
-        m12 = w[20 * _LANES + l] + a * w[36 * _LANES + l] + b * w[52 * _LANES + l]
-        m13 = w[21 * _LANES + l] + a * w[37 * _LANES + l] + b * w[53 * _LANES + l]
-        m14 = w[22 * _LANES + l] + a * w[38 * _LANES + l] + b * w[54 * _LANES + l]
+        m0 = p0_0 + a * p1_0 + b * p2_0
+        m1 = p0_1 + a * p1_1 + b * p2_1
+        m2 = p0_2 + a * p1_2 + b * p2_2
+        m3 = p0_3 + a * p1_3 + b * p2_3
+        m4 = p0_4 + a * p1_4 + b * p2_4
+        m5 = p0_5 + a * p1_5 + b * p2_5
+        m6 = p0_6 + a * p1_6 + b * p2_6
+        m7 = p0_7 + a * p1_7 + b * p2_7
+        m8 = p0_8 + a * p1_8 + b * p2_8
+        m9 = p0_9 + a * p1_9 + b * p2_9
+        m10 = p0_10 + a * p1_10 + b * p2_10
+        m11 = p0_11 + a * p1_11 + b * p2_11
+        m12 = p0_12 + a * p1_12 + b * p2_12
+        m13 = p0_13 + a * p1_13 + b * p2_13
+        m14 = p0_14 + a * p1_14 + b * p2_14
         v0 = w[56 * _LANES + l] + a * w[72 * _LANES + l] + b * w[88 * _LANES + l]
         v1 = w[57 * _LANES + l] + a * w[73 * _LANES + l] + b * w[89 * _LANES + l]
         v2 = w[58 * _LANES + l] + a * w[74 * _LANES + l] + b * w[90 * _LANES + l]
@@ -615,20 +669,20 @@ def _nb_eval_lanes(w):
         c12, c21, c13, c31, c23, c32 = (w[2 * _LANES + l], w[3 * _LANES
                                         + l], w[4 * _LANES + l], w[5 * _LANES
                                         + l], w[6 * _LANES + l], w[7 * _LANES + l])
-        a00 = w[31 * _LANES + l]
-        a11 = w[35 * _LANES + l]
-        a22 = w[37 * _LANES + l]
-        a33 = w[38 * _LANES + l]
-        a10 = a00 * c11 + c00 * a11 - w[27 * _LANES + l]
-        a20 = a00 * c22 + c00 * a22 - w[29 * _LANES + l]
-        a30 = a00 * c33 + c00 * a33 - w[30 * _LANES + l]
-        b00 = w[47 * _LANES + l]
-        b11 = w[51 * _LANES + l]
-        b22 = w[53 * _LANES + l]
-        b33 = w[54 * _LANES + l]
-        b10 = b00 * c11 + c00 * b11 - w[43 * _LANES + l]
-        b20 = b00 * c22 + c00 * b22 - w[45 * _LANES + l]
-        b30 = b00 * c33 + c00 * b33 - w[46 * _LANES + l]
+        a00 = p1_7
+        a11 = p1_11
+        a22 = p1_13
+        a33 = p1_14
+        a10 = a00 * c11 + c00 * a11 - p1_3
+        a20 = a00 * c22 + c00 * a22 - p1_5
+        a30 = a00 * c33 + c00 * a33 - p1_6
+        b00 = p2_7
+        b11 = p2_11
+        b22 = p2_13
+        b33 = p2_14
+        b10 = b00 * c11 + c00 * b11 - p2_3
+        b20 = b00 * c22 + c00 * b22 - p2_5
+        b30 = b00 * c33 + c00 * b33 - p2_6
         t00 = v7
         t11 = v11
         t22 = v13
@@ -640,17 +694,17 @@ def _nb_eval_lanes(w):
         g0_22 = c11
         g0_12 = -c21
         g0_21 = -c12
-        w[104 * _LANES + l] = c11 * c22 - c12 * c21 - m9
+        w[105 * _LANES + l] = c11 * c22 - c12 * c21 - m9
         g1_11 = c33
         g1_33 = c11
         g1_13 = -c31
         g1_31 = -c13
-        w[105 * _LANES + l] = c11 * c33 - c13 * c31 - m10
+        w[106 * _LANES + l] = c11 * c33 - c13 * c31 - m10
         g2_22 = c33
         g2_33 = c22
         g2_23 = -c32
         g2_32 = -c23
-        w[106 * _LANES + l] = c22 * c33 - c23 * c32 - m12
+        w[107 * _LANES + l] = c22 * c33 - c23 * c32 - m12
         g3_00 = c11 * c22 - c12 * c21
         g3_10 = c21 - c22
         g3_11 = c22 * c00 - c20
@@ -658,7 +712,7 @@ def _nb_eval_lanes(w):
         g3_20 = c12 - c11
         g3_21 = c10 - c00 * c12
         g3_22 = c00 * c11 - c10
-        w[107 * _LANES + l] = c00 * g3_00 + c10 * g3_10 + c20 * g3_20 - m1
+        w[108 * _LANES + l] = c00 * g3_00 + c10 * g3_10 + c20 * g3_20 - m1
         g4_00 = c11 * c33 - c13 * c31
         g4_10 = c31 - c33
         g4_11 = c33 * c00 - c30
@@ -666,7 +720,7 @@ def _nb_eval_lanes(w):
         g4_30 = c13 - c11
         g4_31 = c10 - c00 * c13
         g4_33 = c00 * c11 - c10
-        w[108 * _LANES + l] = c00 * g4_00 + c10 * g4_10 + c30 * g4_30 - m2
+        w[109 * _LANES + l] = c00 * g4_00 + c10 * g4_10 + c30 * g4_30 - m2
         g5_00 = c22 * c33 - c23 * c32
         g5_20 = c32 - c33
         g5_22 = c33 * c00 - c30
@@ -674,7 +728,7 @@ def _nb_eval_lanes(w):
         g5_30 = c23 - c22
         g5_32 = c20 - c00 * c23
         g5_33 = c00 * c22 - c20
-        w[109 * _LANES + l] = c00 * g5_00 + c20 * g5_20 + c30 * g5_30 - m4
+        w[110 * _LANES + l] = c00 * g5_00 + c20 * g5_20 + c30 * g5_30 - m4
         g6_11 = c22 * c33 - c23 * c32
         g6_12 = c23 * c31 - c21 * c33
         g6_13 = c21 * c32 - c22 * c31
@@ -684,7 +738,7 @@ def _nb_eval_lanes(w):
         g6_31 = c12 * c23 - c13 * c22
         g6_32 = c13 * c21 - c11 * c23
         g6_33 = c11 * c22 - c12 * c21
-        w[110 * _LANES + l] = c11 * g6_11 + c21 * g6_21 + c31 * g6_31 - m8
+        w[111 * _LANES + l] = c11 * g6_11 + c21 * g6_21 + c31 * g6_31 - m8
         s0 = c00 * c11 - c10
         s1 = c00 * c12 - c10
         s2 = c00 * c13 - c10
@@ -710,85 +764,83 @@ def _nb_eval_lanes(w):
         g7_31 = c20 * s5 - c22 * s2 + c23 * s1
         g7_23 = -c30 * s3 + c31 * s1 - c32 * s0
         g7_32 = -c20 * s4 + c21 * s2 - c23 * s0
-        w[111 * _LANES + l] = s0 * k5 - s1 * k4 + s2 * k3 + s3 * k2 - s4 * k1 + s5 * k0 - m0
-        w[122 * _LANES + l] = g0_12
-        w[123 * _LANES + l] = g0_21
-        w[120 * _LANES + l] = g0_11 * a11 + g0_22 * a22 - w[33 * _LANES + l]
-        w[121 * _LANES + l] = g0_11 * b11 + g0_22 * b22 - w[49 * _LANES + l]
-        w[112 * _LANES + l] = g0_11 * t11 + g0_22 * t22 - v9
-        w[132 * _LANES + l] = g1_13
-        w[133 * _LANES + l] = g1_31
-        w[128 * _LANES + l] = g1_11 * a11 + g1_33 * a33 - w[34 * _LANES + l]
-        w[129 * _LANES + l] = g1_11 * b11 + g1_33 * b33 - w[50 * _LANES + l]
-        w[113 * _LANES + l] = g1_11 * t11 + g1_33 * t33 - v10
-        w[142 * _LANES + l] = g2_23
-        w[143 * _LANES + l] = g2_32
-        w[136 * _LANES + l] = g2_22 * a22 + g2_33 * a33 - w[36 * _LANES + l]
-        w[137 * _LANES + l] = g2_22 * b22 + g2_33 * b33 - w[52 * _LANES + l]
-        w[114 * _LANES + l] = g2_22 * t22 + g2_33 * t33 - v12
-        w[146 * _LANES + l] = g3_12
-        w[147 * _LANES + l] = g3_21
-        w[144 * _LANES + l] = (g3_00 * a00 + g3_11 * a11 + g3_22 * a22 + g3_10 * a10
-                               + g3_20 * a20 - w[25 * _LANES + l])
-        w[145 * _LANES + l] = (g3_00 * b00 + g3_11 * b11 + g3_22 * b22 + g3_10 * b10
-                               + g3_20 * b20 - w[41 * _LANES + l])
-        w[115 * _LANES + l] = (g3_00 * t00 + g3_11 * t11 + g3_22 * t22 + g3_10 * t10
+        w[112 * _LANES + l] = s0 * k5 - s1 * k4 + s2 * k3 + s3 * k2 - s4 * k1 + s5 * k0 - m0
+        w[123 * _LANES + l] = g0_12
+        w[124 * _LANES + l] = g0_21
+        w[121 * _LANES + l] = g0_11 * a11 + g0_22 * a22 - p1_9
+        w[122 * _LANES + l] = g0_11 * b11 + g0_22 * b22 - p2_9
+        w[113 * _LANES + l] = g0_11 * t11 + g0_22 * t22 - v9
+        w[133 * _LANES + l] = g1_13
+        w[134 * _LANES + l] = g1_31
+        w[129 * _LANES + l] = g1_11 * a11 + g1_33 * a33 - p1_10
+        w[130 * _LANES + l] = g1_11 * b11 + g1_33 * b33 - p2_10
+        w[114 * _LANES + l] = g1_11 * t11 + g1_33 * t33 - v10
+        w[143 * _LANES + l] = g2_23
+        w[144 * _LANES + l] = g2_32
+        w[137 * _LANES + l] = g2_22 * a22 + g2_33 * a33 - p1_12
+        w[138 * _LANES + l] = g2_22 * b22 + g2_33 * b33 - p2_12
+        w[115 * _LANES + l] = g2_22 * t22 + g2_33 * t33 - v12
+        w[147 * _LANES + l] = g3_12
+        w[148 * _LANES + l] = g3_21
+        w[145 * _LANES + l] = (g3_00 * a00 + g3_11 * a11 + g3_22 * a22 + g3_10 * a10
+                               + g3_20 * a20 - p1_1)
+        w[146 * _LANES + l] = (g3_00 * b00 + g3_11 * b11 + g3_22 * b22 + g3_10 * b10
+                               + g3_20 * b20 - p2_1)
+        w[116 * _LANES + l] = (g3_00 * t00 + g3_11 * t11 + g3_22 * t22 + g3_10 * t10
                                + g3_20 * t20 - v1)
-        w[156 * _LANES + l] = g4_13
-        w[157 * _LANES + l] = g4_31
-        w[152 * _LANES + l] = (g4_00 * a00 + g4_11 * a11 + g4_33 * a33 + g4_10 * a10
-                               + g4_30 * a30 - w[26 * _LANES + l])
-        w[153 * _LANES + l] = (g4_00 * b00 + g4_11 * b11 + g4_33 * b33 + g4_10 * b10
-                               + g4_30 * b30 - w[42 * _LANES + l])
-        w[116 * _LANES + l] = (g4_00 * t00 + g4_11 * t11 + g4_33 * t33 + g4_10 * t10
+        w[157 * _LANES + l] = g4_13
+        w[158 * _LANES + l] = g4_31
+        w[153 * _LANES + l] = (g4_00 * a00 + g4_11 * a11 + g4_33 * a33 + g4_10 * a10
+                               + g4_30 * a30 - p1_2)
+        w[154 * _LANES + l] = (g4_00 * b00 + g4_11 * b11 + g4_33 * b33 + g4_10 * b10
+                               + g4_30 * b30 - p2_2)
+        w[117 * _LANES + l] = (g4_00 * t00 + g4_11 * t11 + g4_33 * t33 + g4_10 * t10
                                + g4_30 * t30 - v2)
-        w[166 * _LANES + l] = g5_23
-        w[167 * _LANES + l] = g5_32
-        w[160 * _LANES + l] = (g5_00 * a00 + g5_22 * a22 + g5_33 * a33 + g5_20 * a20
-                               + g5_30 * a30 - w[28 * _LANES + l])
-        w[161 * _LANES + l] = (g5_00 * b00 + g5_22 * b22 + g5_33 * b33 + g5_20 * b20
-                               + g5_30 * b30 - w[44 * _LANES + l])
-        w[117 * _LANES + l] = (g5_00 * t00 + g5_22 * t22 + g5_33 * t33 + g5_20 * t20
+        w[167 * _LANES + l] = g5_23
+        w[168 * _LANES + l] = g5_32
+        w[161 * _LANES + l] = (g5_00 * a00 + g5_22 * a22 + g5_33 * a33 + g5_20 * a20
+                               + g5_30 * a30 - p1_4)
+        w[162 * _LANES + l] = (g5_00 * b00 + g5_22 * b22 + g5_33 * b33 + g5_20 * b20
+                               + g5_30 * b30 - p2_4)
+        w[118 * _LANES + l] = (g5_00 * t00 + g5_22 * t22 + g5_33 * t33 + g5_20 * t20
                                + g5_30 * t30 - v4)
-        w[170 * _LANES + l] = g6_12
-        w[171 * _LANES + l] = g6_21
-        w[172 * _LANES + l] = g6_13
-        w[173 * _LANES + l] = g6_31
-        w[174 * _LANES + l] = g6_23
-        w[175 * _LANES + l] = g6_32
-        w[168 * _LANES + l] = g6_11 * a11 + g6_22 * a22 + g6_33 * a33 - w[32 * _LANES + l]
-        w[169 * _LANES + l] = g6_11 * b11 + g6_22 * b22 + g6_33 * b33 - w[48 * _LANES + l]
-        w[118 * _LANES + l] = g6_11 * t11 + g6_22 * t22 + g6_33 * t33 - v8
-        w[178 * _LANES + l] = g7_12
-        w[179 * _LANES + l] = g7_21
-        w[180 * _LANES + l] = g7_13
-        w[181 * _LANES + l] = g7_31
-        w[182 * _LANES + l] = g7_23
-        w[183 * _LANES + l] = g7_32
-        w[176 * _LANES + l] = (g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33
-                               + g7_10 * a10 + g7_20 * a20 + g7_30 * a30 - w[24 * _LANES
-                               + l])
-        w[177 * _LANES + l] = (g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33
-                               + g7_10 * b10 + g7_20 * b20 + g7_30 * b30 - w[40 * _LANES
-                               + l])
-        w[119 * _LANES + l] = (g7_00 * t00 + g7_11 * t11 + g7_22 * t22 + g7_33 * t33
+        w[171 * _LANES + l] = g6_12
+        w[172 * _LANES + l] = g6_21
+        w[173 * _LANES + l] = g6_13
+        w[174 * _LANES + l] = g6_31
+        w[175 * _LANES + l] = g6_23
+        w[176 * _LANES + l] = g6_32
+        w[169 * _LANES + l] = g6_11 * a11 + g6_22 * a22 + g6_33 * a33 - p1_8
+        w[170 * _LANES + l] = g6_11 * b11 + g6_22 * b22 + g6_33 * b33 - p2_8
+        w[119 * _LANES + l] = g6_11 * t11 + g6_22 * t22 + g6_33 * t33 - v8
+        w[179 * _LANES + l] = g7_12
+        w[180 * _LANES + l] = g7_21
+        w[181 * _LANES + l] = g7_13
+        w[182 * _LANES + l] = g7_31
+        w[183 * _LANES + l] = g7_23
+        w[184 * _LANES + l] = g7_32
+        w[177 * _LANES + l] = (g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33
+                               + g7_10 * a10 + g7_20 * a20 + g7_30 * a30 - p1_0)
+        w[178 * _LANES + l] = (g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33
+                               + g7_10 * b10 + g7_20 * b20 + g7_30 * b30 - p2_0)
+        w[120 * _LANES + l] = (g7_00 * t00 + g7_11 * t11 + g7_22 * t22 + g7_33 * t33
                                + g7_10 * t10 + g7_20 * t20 + g7_30 * t30 - v0)
 
 
 def _nb_solve_lanes_block(w):
     """:func:`_nb_solve` on every lane of ``w``, without its fallback:
-    ``X0, X1 = J^{-1} (B0, B1)`` by the block elimination (three 2 x 2 pivot blocks and the
+    ``X0, X1 = J^{-1} (H, Ht)`` by the block elimination (three 2 x 2 pivot blocks and the
     Schur complement of the unknowns ``a, b``), and ``BAD`` set to 1 on the lanes whose pivot
     blocks are nearly singular or whose solution is not finite (the caller solves those by
     :func:`_nb_lu`). Straight-line code in a loop over the lanes, as :func:`_nb_eval_lanes`.
     """
     for l in range(_LANES):
-        s00, s01 = w[168 * _LANES + l], w[169 * _LANES + l]
-        s10, s11 = w[176 * _LANES + l], w[177 * _LANES + l]
-        q00, q10 = w[190 * _LANES + l], w[191 * _LANES + l]
-        q01, q11 = w[198 * _LANES + l], w[199 * _LANES + l]
-        b00, b01 = w[122 * _LANES + l], w[123 * _LANES + l]
-        b10, b11 = w[146 * _LANES + l], w[147 * _LANES + l]
+        s00, s01 = w[169 * _LANES + l], w[170 * _LANES + l]
+        s10, s11 = w[177 * _LANES + l], w[178 * _LANES + l]
+        q00, q10 = w[111 * _LANES + l], w[112 * _LANES + l]
+        q01, q11 = w[119 * _LANES + l], w[120 * _LANES + l]
+        b00, b01 = w[123 * _LANES + l], w[124 * _LANES + l]
+        b10, b11 = w[147 * _LANES + l], w[148 * _LANES + l]
         weak = False
         det = b00 * b11 - b01 * b10
         size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
@@ -797,16 +849,16 @@ def _nb_solve_lanes_block(w):
         r = 1.0 / (det.real * det.real + det.imag * det.imag)
         inv = complex(det.real * r, -det.imag * r)
         e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
-        m000 = e00 * w[120 * _LANES + l] + e01 * w[144 * _LANES + l]
-        m001 = e00 * w[121 * _LANES + l] + e01 * w[145 * _LANES + l]
-        m010 = e10 * w[120 * _LANES + l] + e11 * w[144 * _LANES + l]
-        m011 = e10 * w[121 * _LANES + l] + e11 * w[145 * _LANES + l]
-        z000 = e00 * w[184 * _LANES + l] + e01 * w[187 * _LANES + l]
-        z010 = e10 * w[184 * _LANES + l] + e11 * w[187 * _LANES + l]
-        z001 = e00 * w[192 * _LANES + l] + e01 * w[195 * _LANES + l]
-        z011 = e10 * w[192 * _LANES + l] + e11 * w[195 * _LANES + l]
-        w00, w01 = w[170 * _LANES + l], w[171 * _LANES + l]
-        w10, w11 = w[178 * _LANES + l], w[179 * _LANES + l]
+        m000 = e00 * w[121 * _LANES + l] + e01 * w[145 * _LANES + l]
+        m001 = e00 * w[122 * _LANES + l] + e01 * w[146 * _LANES + l]
+        m010 = e10 * w[121 * _LANES + l] + e11 * w[145 * _LANES + l]
+        m011 = e10 * w[122 * _LANES + l] + e11 * w[146 * _LANES + l]
+        z000 = e00 * w[105 * _LANES + l] + e01 * w[108 * _LANES + l]
+        z010 = e10 * w[105 * _LANES + l] + e11 * w[108 * _LANES + l]
+        z001 = e00 * w[113 * _LANES + l] + e01 * w[116 * _LANES + l]
+        z011 = e10 * w[113 * _LANES + l] + e11 * w[116 * _LANES + l]
+        w00, w01 = w[171 * _LANES + l], w[172 * _LANES + l]
+        w10, w11 = w[179 * _LANES + l], w[180 * _LANES + l]
         s00 -= w00 * m000 + w01 * m010
         s01 -= w00 * m001 + w01 * m011
         s10 -= w10 * m000 + w11 * m010
@@ -815,8 +867,8 @@ def _nb_solve_lanes_block(w):
         q10 -= w10 * z000 + w11 * z010
         q01 -= w00 * z001 + w01 * z011
         q11 -= w10 * z001 + w11 * z011
-        b00, b01 = w[132 * _LANES + l], w[133 * _LANES + l]
-        b10, b11 = w[156 * _LANES + l], w[157 * _LANES + l]
+        b00, b01 = w[133 * _LANES + l], w[134 * _LANES + l]
+        b10, b11 = w[157 * _LANES + l], w[158 * _LANES + l]
         det = b00 * b11 - b01 * b10
         size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
                    max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
@@ -824,16 +876,16 @@ def _nb_solve_lanes_block(w):
         r = 1.0 / (det.real * det.real + det.imag * det.imag)
         inv = complex(det.real * r, -det.imag * r)
         e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
-        m100 = e00 * w[128 * _LANES + l] + e01 * w[152 * _LANES + l]
-        m101 = e00 * w[129 * _LANES + l] + e01 * w[153 * _LANES + l]
-        m110 = e10 * w[128 * _LANES + l] + e11 * w[152 * _LANES + l]
-        m111 = e10 * w[129 * _LANES + l] + e11 * w[153 * _LANES + l]
-        z100 = e00 * w[185 * _LANES + l] + e01 * w[188 * _LANES + l]
-        z110 = e10 * w[185 * _LANES + l] + e11 * w[188 * _LANES + l]
-        z101 = e00 * w[193 * _LANES + l] + e01 * w[196 * _LANES + l]
-        z111 = e10 * w[193 * _LANES + l] + e11 * w[196 * _LANES + l]
-        w00, w01 = w[172 * _LANES + l], w[173 * _LANES + l]
-        w10, w11 = w[180 * _LANES + l], w[181 * _LANES + l]
+        m100 = e00 * w[129 * _LANES + l] + e01 * w[153 * _LANES + l]
+        m101 = e00 * w[130 * _LANES + l] + e01 * w[154 * _LANES + l]
+        m110 = e10 * w[129 * _LANES + l] + e11 * w[153 * _LANES + l]
+        m111 = e10 * w[130 * _LANES + l] + e11 * w[154 * _LANES + l]
+        z100 = e00 * w[106 * _LANES + l] + e01 * w[109 * _LANES + l]
+        z110 = e10 * w[106 * _LANES + l] + e11 * w[109 * _LANES + l]
+        z101 = e00 * w[114 * _LANES + l] + e01 * w[117 * _LANES + l]
+        z111 = e10 * w[114 * _LANES + l] + e11 * w[117 * _LANES + l]
+        w00, w01 = w[173 * _LANES + l], w[174 * _LANES + l]
+        w10, w11 = w[181 * _LANES + l], w[182 * _LANES + l]
         s00 -= w00 * m100 + w01 * m110
         s01 -= w00 * m101 + w01 * m111
         s10 -= w10 * m100 + w11 * m110
@@ -842,8 +894,8 @@ def _nb_solve_lanes_block(w):
         q10 -= w10 * z100 + w11 * z110
         q01 -= w00 * z101 + w01 * z111
         q11 -= w10 * z101 + w11 * z111
-        b00, b01 = w[142 * _LANES + l], w[143 * _LANES + l]
-        b10, b11 = w[166 * _LANES + l], w[167 * _LANES + l]
+        b00, b01 = w[143 * _LANES + l], w[144 * _LANES + l]
+        b10, b11 = w[167 * _LANES + l], w[168 * _LANES + l]
         det = b00 * b11 - b01 * b10
         size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
                    max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
@@ -851,16 +903,16 @@ def _nb_solve_lanes_block(w):
         r = 1.0 / (det.real * det.real + det.imag * det.imag)
         inv = complex(det.real * r, -det.imag * r)
         e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
-        m200 = e00 * w[136 * _LANES + l] + e01 * w[160 * _LANES + l]
-        m201 = e00 * w[137 * _LANES + l] + e01 * w[161 * _LANES + l]
-        m210 = e10 * w[136 * _LANES + l] + e11 * w[160 * _LANES + l]
-        m211 = e10 * w[137 * _LANES + l] + e11 * w[161 * _LANES + l]
-        z200 = e00 * w[186 * _LANES + l] + e01 * w[189 * _LANES + l]
-        z210 = e10 * w[186 * _LANES + l] + e11 * w[189 * _LANES + l]
-        z201 = e00 * w[194 * _LANES + l] + e01 * w[197 * _LANES + l]
-        z211 = e10 * w[194 * _LANES + l] + e11 * w[197 * _LANES + l]
-        w00, w01 = w[174 * _LANES + l], w[175 * _LANES + l]
-        w10, w11 = w[182 * _LANES + l], w[183 * _LANES + l]
+        m200 = e00 * w[137 * _LANES + l] + e01 * w[161 * _LANES + l]
+        m201 = e00 * w[138 * _LANES + l] + e01 * w[162 * _LANES + l]
+        m210 = e10 * w[137 * _LANES + l] + e11 * w[161 * _LANES + l]
+        m211 = e10 * w[138 * _LANES + l] + e11 * w[162 * _LANES + l]
+        z200 = e00 * w[107 * _LANES + l] + e01 * w[110 * _LANES + l]
+        z210 = e10 * w[107 * _LANES + l] + e11 * w[110 * _LANES + l]
+        z201 = e00 * w[115 * _LANES + l] + e01 * w[118 * _LANES + l]
+        z211 = e10 * w[115 * _LANES + l] + e11 * w[118 * _LANES + l]
+        w00, w01 = w[175 * _LANES + l], w[176 * _LANES + l]
+        w10, w11 = w[183 * _LANES + l], w[184 * _LANES + l]
         s00 -= w00 * m200 + w01 * m210
         s01 -= w00 * m201 + w01 * m211
         s10 -= w10 * m200 + w11 * m210
@@ -877,61 +929,49 @@ def _nb_solve_lanes_block(w):
         inv = complex(det.real * r, -det.imag * r)
         xa = (s11 * q00 - s01 * q10) * inv
         xb = (s00 * q10 - s10 * q00) * inv
-        w[200 * _LANES + l], w[201 * _LANES + l] = xa, xb
+        w[185 * _LANES + l], w[186 * _LANES + l] = xa, xb
         x00 = z000 - m000 * xa - m001 * xb
-        w[202 * _LANES + l] = x00
+        w[187 * _LANES + l] = x00
         x01 = z010 - m010 * xa - m011 * xb
-        w[203 * _LANES + l] = x01
+        w[188 * _LANES + l] = x01
         x10 = z100 - m100 * xa - m101 * xb
-        w[204 * _LANES + l] = x10
+        w[189 * _LANES + l] = x10
         x11 = z110 - m110 * xa - m111 * xb
-        w[205 * _LANES + l] = x11
+        w[190 * _LANES + l] = x11
         x20 = z200 - m200 * xa - m201 * xb
-        w[206 * _LANES + l] = x20
+        w[191 * _LANES + l] = x20
         x21 = z210 - m210 * xa - m211 * xb
-        w[207 * _LANES + l] = x21
+        w[192 * _LANES + l] = x21
         total = xa + xb + x00 + x01 + x10 + x11 + x20 + x21
         xa = (s11 * q01 - s01 * q11) * inv
         xb = (s00 * q11 - s10 * q01) * inv
-        w[208 * _LANES + l], w[209 * _LANES + l] = xa, xb
+        w[193 * _LANES + l], w[194 * _LANES + l] = xa, xb
         x00 = z001 - m000 * xa - m001 * xb
-        w[210 * _LANES + l] = x00
+        w[195 * _LANES + l] = x00
         x01 = z011 - m010 * xa - m011 * xb
-        w[211 * _LANES + l] = x01
+        w[196 * _LANES + l] = x01
         x10 = z101 - m100 * xa - m101 * xb
-        w[212 * _LANES + l] = x10
+        w[197 * _LANES + l] = x10
         x11 = z111 - m110 * xa - m111 * xb
-        w[213 * _LANES + l] = x11
+        w[198 * _LANES + l] = x11
         x20 = z201 - m200 * xa - m201 * xb
-        w[214 * _LANES + l] = x20
+        w[199 * _LANES + l] = x20
         x21 = z211 - m210 * xa - m211 * xb
-        w[215 * _LANES + l] = x21
+        w[200 * _LANES + l] = x21
         total += xa + xb + x00 + x01 + x10 + x11 + x20 + x21
-        w[216 * _LANES + l] = 1.0 if weak | (not np.isfinite(total.real + total.imag)) else 0.0
+        w[201 * _LANES + l] = 1.0 if weak | (not np.isfinite(total.real + total.imag)) else 0.0
 # END GENERATED
 
 
-#: Rows of the work array that only the lane tracker uses: the start chart of each lane's
-#: path, its current point and velocity, the four Runge-Kutta slopes, the first Newton
-#: correction, the parameter of the chart in ``_W_P`` and the step (real parts).
-_W_SP0 = _W_FREE
-_W_CUR = _W_SP0 + 48
+#: Rows of the work array that only the lane tracker uses: each lane's current point and
+#: velocity, the four Runge-Kutta slopes, the first Newton correction and the step (real
+#: part).
+_W_CUR = _W_FREE
 _W_VEL = _W_CUR + 8
 _W_K = _W_VEL + 8
 _W_D1 = _W_K + 32
-_W_TS = _W_D1 + 8
-_W_HA = _W_TS + 1
+_W_HA = _W_D1 + 8
 _W_ROWS = _W_HA + 1
-
-
-def _nb_chart_lanes(w):
-    """The chart ``sp0 + t dp`` of every lane at its parameter ``t`` (row ``_W_TS``), written
-    to the rows ``_W_P``."""
-    for k in range(48):
-        for l in range(_LANES):
-            w[(_W_P + k) * _LANES + l] = (w[(_W_SP0 + k) * _LANES + l]
-                                         + w[_W_TS * _LANES + l].real
-                                         * w[(_W_DP + k) * _LANES + l])
 
 
 def _nb_copy_lanes(w, src, dst, count, sign):
@@ -941,7 +981,7 @@ def _nb_copy_lanes(w, src, dst, count, sign):
             w[(dst + c) * _LANES + l] = sign * w[(src + c) * _LANES + l]
 
 
-def _nb_solve_lanes(w, nrhs, active, A, J, B, X):
+def _nb_solve_lanes(w, active, A, J, B, X):
     """:func:`_nb_solve_lanes_block`, then :func:`_nb_lu` on the active lanes that it flagged;
     ``A``, ``J`` (8, 8), ``B``, ``X`` (8, 2) are work arrays."""
     _nb_solve_lanes_block(w)
@@ -951,9 +991,9 @@ def _nb_solve_lanes(w, nrhs, active, A, J, B, X):
         for i in range(8):
             for j in range(8):
                 J[i, j] = w[(_W_J + 8 * i + j) * _LANES + l]
-            B[i, 0] = w[(_W_B0 + i) * _LANES + l]
-            B[i, 1] = w[(_W_B1 + i) * _LANES + l]
-        _nb_lu(J, B, nrhs, A, X)
+            B[i, 0] = w[(_W_H + i) * _LANES + l]
+            B[i, 1] = w[(_W_HT + i) * _LANES + l]
+        _nb_lu(J, B, 2, A, X)
         for i in range(8):
             w[(_W_X0 + i) * _LANES + l] = X[i, 0]
             w[(_W_X1 + i) * _LANES + l] = X[i, 1]
@@ -968,24 +1008,28 @@ def _nb_velocity_lanes(w, active, A, J, B, X, frac, slope):
             w[(_W_U + c) * _LANES + l] = (w[(_W_CUR + c) * _LANES + l]
                                          + (frac * w[_W_HA * _LANES + l].real)
                                          * w[(_W_K + 8 * (slope - 1) + c) * _LANES + l])
-    _nb_chart_lanes(w)
     _nb_eval_lanes(w)
-    _nb_copy_lanes(w, _W_HT, _W_B0, 8, 1.0)
-    _nb_solve_lanes(w, 1, active, A, J, B, X)
-    _nb_copy_lanes(w, _W_X0, _W_K + 8 * slope, 8, -1.0)
+    _nb_solve_lanes(w, active, A, J, B, X)
+    _nb_copy_lanes(w, _W_X1, _W_K + 8 * slope, 8, -1.0)
 
 
 def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newton,
-                    slow_newton, max_norm, end_zone):
+                    slow_newton, max_norm, end_zone, partners):
     """:func:`_nb_track` with the Runge-Kutta predictor, ``_LANES`` paths at a time: the
     evaluations and linear solves of a step run on all lanes together in vector instructions
     (:func:`_nb_eval_lanes`, :func:`_nb_solve_lanes`), the decisions lane by lane; a lane
     whose path has ended takes the next one. Every path takes the steps that :func:`_nb_track`
-    takes (same arithmetic, but for the rounding of the block elimination)."""
+    takes (same arithmetic, but for the rounding of the block elimination). Returns the end
+    points (P, 8), whether each path succeeded (P,), the evaluations per path (P,) and, with
+    ``partners``, the gauge transpose partners of the end points (:func:`_nb_partner`) after
+    two Newton steps (P, 8) and whether their last step was below ``1e-8 (1 + |u|)`` (P,)."""
     n = u0.shape[0]
     out = np.full((n, 8), np.nan + 0j)
     ok = np.zeros(n, np.bool_)
     evals = np.zeros(n, np.int64)
+    pout = np.full((n, 8), np.nan + 0j)
+    pconv = np.zeros(n, np.bool_)
+    v = np.empty(8, np.complex128)
     w = np.zeros(_W_ROWS * _LANES, np.complex128)
     path = np.zeros(_LANES, np.int64)
     active = np.zeros(_LANES, np.bool_)
@@ -1043,19 +1087,15 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                     + 2.0 * w[(_W_K + 16 + c) * _LANES + l] + w[(_W_K + 24 + c) * _LANES + l])
         for l in range(_LANES):
             w[_W_TS * _LANES + l] = t[l] + w[_W_HA * _LANES + l].real
-        _nb_chart_lanes(w)
         _nb_eval_lanes(w)
-        _nb_copy_lanes(w, _W_H, _W_B0, 8, 1.0)
-        _nb_solve_lanes(w, 1, active, A, Jl, B, X)
+        _nb_solve_lanes(w, active, A, Jl, B, X)
         _nb_copy_lanes(w, _W_X0, _W_D1, 8, 1.0)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
         # The second correction also gives the velocity of the next step.
         _nb_eval_lanes(w)
-        _nb_copy_lanes(w, _W_H, _W_B0, 8, 1.0)
-        _nb_copy_lanes(w, _W_HT, _W_B1, 8, 1.0)
-        _nb_solve_lanes(w, 2, active, A, Jl, B, X)
+        _nb_solve_lanes(w, active, A, Jl, B, X)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
@@ -1123,10 +1163,21 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                     u[c] -= X[c, 0]
                 err = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(u))
                 evals[i] += 1
-            if err < 1e-8:
-                ok[i] = True
-                out[i] = u
-    return out, ok, evals
+            if not err < 1e-8:
+                continue
+            ok[i] = True
+            out[i] = u
+            if partners:  # checked like the end points of the paths: two Newton steps
+                _nb_partner(u, sp1, v)
+                for _ in range(2):
+                    _nb_eval(v, sp1, sp1, H, J, Ht)
+                    B[:, 0] = H
+                    _nb_solve(J, B, 1, A, X)
+                    for c in range(8):
+                        v[c] -= X[c, 0]
+                pconv[i] = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(v)) < 1e-8
+                pout[i] = v
+    return out, ok, evals, pout, pconv
 
 
 def _nb_lu(J, B, nrhs, A, X):
@@ -1284,26 +1335,19 @@ def _nb_work():
             np.empty((8, 2), np.complex128), np.empty((8, 2), np.complex128))
 
 
-def _nb_newton(u, p, owner, steps):
-    """``steps`` Newton steps on the eight equations for every row of ``u`` (P, 8), in the
-    charts ``p[owner]`` (M, 3, 16): the new ``u`` and the last correction relative to
-    ``1 + |u|`` (P,)."""
-    H, J, Ht, A, B, X = _nb_work()
-    out = u.copy()
-    err = np.full(u.shape[0], np.inf)
-    pi = np.empty((3, 16), np.complex128)
-    for i in range(u.shape[0]):
-        v = out[i]
-        for r in range(3):
-            for c in range(16):
-                pi[r, c] = _SIGN[c] * p[owner[i], r, c]
-        for _ in range(steps):
-            _nb_eval(v, pi, pi, H, J, Ht)
-            B[:, 0] = H
-            _nb_solve(J, B, 1, A, X)
-            v -= X[:, 0]
-            err[i] = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(v))
-    return out, err
+def _nb_partner(u, p, v):
+    """The unknowns ``v`` (8,) of the gauge transpose partner (:func:`gauge_transpose`) of the
+    matrix ``C`` of ``u`` (8,) in the chart ``p`` (3, 16, multiplied by ``_SIGN``): entries
+    :math:`c_{ji} c_{i0} / c_{j0}` off the first row and column, the same ``a, b``."""
+    a, b = u[0], u[1]
+    c00 = p[0, 7] + a * p[1, 7] + b * p[2, 7]
+    c10 = c00 * (p[0, 11] + a * p[1, 11] + b * p[2, 11]) - (p[0, 3] + a * p[1, 3] + b * p[2, 3])
+    c20 = c00 * (p[0, 13] + a * p[1, 13] + b * p[2, 13]) - (p[0, 5] + a * p[1, 5] + b * p[2, 5])
+    c30 = c00 * (p[0, 14] + a * p[1, 14] + b * p[2, 14]) - (p[0, 6] + a * p[1, 6] + b * p[2, 6])
+    v[0], v[1] = a, b
+    v[2], v[3] = u[3] * c10 / c20, u[2] * c20 / c10  # c21 c10 / c20, c12 c20 / c10
+    v[4], v[5] = u[5] * c10 / c30, u[4] * c30 / c10  # c31 c10 / c30, c13 c30 / c10
+    v[6], v[7] = u[7] * c20 / c30, u[6] * c30 / c20  # c32 c20 / c30, c23 c30 / c20
 
 
 def _nb_hermite(ts, us, vs, m, tq, out, z, tab, coef):
@@ -1448,14 +1492,14 @@ def _nb_track(u0, p0, p1, owner, hermite, max_steps, h0, min_step, first_tol, fi
 
 
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
-                 "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_newton", "_nb_track",
-                 "_nb_eval_lanes", "_nb_solve_lanes_block", "_nb_chart_lanes", "_nb_copy_lanes",
+                 "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
+                 "_nb_eval_lanes", "_nb_solve_lanes_block", "_nb_copy_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes")
 
 
 @functools.cache
 def _compiled():
-    """The compiled :func:`_nb_track`, :func:`_nb_newton` and :func:`_nb_track_lanes`, or None
+    """The compiled :func:`_nb_track` and :func:`_nb_track_lanes`, or None
     when numba cannot be imported. Compiles on the first call (numba caches the machine code on
     disk) and binds the compiled ``_nb_*`` functions to their module names, by which they call
     each other. Division by zero gives inf or NaN as in numpy (the lane kernels divide on
@@ -1468,12 +1512,12 @@ def _compiled():
     for name in _NB_FUNCTIONS:
         namespace[name] = numba.njit(cache=True, nogil=True,
                                      error_model="numpy")(namespace[name])
-    return namespace["_nb_track"], namespace["_nb_newton"], namespace["_nb_track_lanes"]
+    return namespace["_nb_track"], namespace["_nb_track_lanes"]
 
 
 def _kernels(backend: str):
-    """The compiled ``(track, newton, track_lanes)`` kernels that ``backend`` selects, or None
-    for the numpy implementation."""
+    """The compiled ``(track, track_lanes)`` kernels that ``backend`` selects, or None for the
+    numpy implementation."""
     if backend not in ("auto", "numba", "numpy"):
         raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
     kernels = _compiled() if backend != "numpy" and HAVE_NUMBA else None
@@ -1485,11 +1529,13 @@ def _kernels(backend: str):
 
 def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,
                     min_step=1e-7, first_tol=3e-2, final_newton=3, slow_newton=40,
-                    max_norm=1e8, end_zone=1e-4):
-    """:func:`track_paths` by the compiled kernels ``(track, newton, track_lanes)``: ``u0``
-    (8, P), charts ``p0[..., owner]`` and ``p1[..., owner]`` with ``p0, p1`` (3, 16, M). The
+                    max_norm=1e8, end_zone=1e-4, partners=False):
+    """:func:`track_paths` by the compiled kernels ``(track, track_lanes)``: ``u0`` (8, P),
+    charts ``p0[..., owner]`` and ``p1[..., owner]`` with ``p0, p1`` (3, 16, M). The
     Runge-Kutta predictor runs on lanes of paths (:func:`_nb_track_lanes`), the Hermite one
-    path by path (:func:`_nb_track`)."""
+    path by path (:func:`_nb_track`). With ``partners`` (Runge-Kutta only), also the gauge
+    transpose partners of the end points after two Newton steps (8, P) and whether those
+    converged (P,)."""
     def rows(x):
         return np.ascontiguousarray(np.moveaxis(np.asarray(x, dtype=complex), -1, 0))
 
@@ -1498,9 +1544,9 @@ def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150,
             int(slow_newton), float(max_norm), float(end_zone))
     if hermite:
         u, ok, _ = kernels[0](*args, True, *opts)
-    else:
-        u, ok, _ = kernels[2](*args, *opts)
-    return u.T, ok
+        return u.T, ok
+    u, ok, _, up, conv = kernels[1](*args, *opts, bool(partners))
+    return (u.T, ok, up.T, conv) if partners else (u.T, ok)
 
 
 def minimal_residuals(u, params) -> np.ndarray:
@@ -1810,12 +1856,36 @@ def load_start_system() -> StartSystem:
         return StartSystem(data["params"].copy(), data["solutions"].copy())
 
 
+def _orthonormal_start(start: StartSystem):
+    """``(params, solutions)`` of ``start`` in a chart like those of the data
+    (:func:`chart_from_null_space`): ``f1, f2`` orthonormal, ``f0`` orthogonal to both.
+
+    The same tensors, the coordinates :math:`(a, b)` moved by an affine map. The paths from
+    this chart are shorter than from the stored one (about 6% fewer evaluations on noise-free
+    samples) and fail less often (97.5% of the samples instead of 95% need no second attempt).
+    """
+    P, S = start.params, start.solutions
+    Q, R = np.linalg.qr(P[1:].T)  # [f1 f2] = Q R
+    c = Q.conj().T @ P[0]  # f0 + Q R (a, b) = (f0 - Q c) + Q (R (a, b) + c)
+    params = np.concatenate([(P[0] - Q @ c)[None], Q.T])
+    return params, np.concatenate([R @ S[:2] + c[:, None], S[2:]])
+
+
+@functools.cache
+def _default_start():
+    """:func:`_orthonormal_start` of :func:`load_start_system`."""
+    return _orthonormal_start(load_start_system())
+
+
 def _unitary2(rng, size):
-    """Random unitary 2 x 2 matrices ``(size, 2, 2)`` times random phases (Haar, via QR)."""
+    """Random unitary 2 x 2 matrices ``(size, 2, 2)``, Haar distributed: the Gram-Schmidt
+    orthonormalisation of the columns of complex Gaussian matrices (their QR decomposition
+    with the diagonal of ``R`` positive)."""
     Z = rng.normal(size=(size, 2, 2)) + 1j * rng.normal(size=(size, 2, 2))
-    Q, R = np.linalg.qr(Z)
-    ph = np.diagonal(R, axis1=1, axis2=2)
-    return Q * (ph / np.abs(ph))[:, None, :]
+    q1 = Z[:, :, 0] / np.sqrt(np.sum(np.abs(Z[:, :, 0]) ** 2, axis=1, keepdims=True))
+    z2 = Z[:, :, 1] - np.sum(q1.conj() * Z[:, :, 1], axis=1, keepdims=True) * q1
+    q2 = z2 / np.sqrt(np.sum(np.abs(z2) ** 2, axis=1, keepdims=True))
+    return np.stack([q1, q2], axis=2)
 
 
 def track_from_start(params, *, rng=None, start: StartSystem | None = None,
@@ -1848,37 +1918,33 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     """
     rng = check_rng(rng)
     kernels = _kernels(backend)
-    start = load_start_system() if start is None else start
+    sp, su = _default_start() if start is None else _orthonormal_start(start)
     pt = np.moveaxis(np.asarray(params, dtype=complex), 0, -1)  # (3, 16, B)
     m = pt.shape[-1]
     half = N_SOLUTIONS // 2
     U = _unitary2(rng, m)  # chart basis [f1' f2'] = [f1 f2] U, coordinates (a, b) = U (a', b')
     ps = np.empty((3, 16, m), dtype=complex)
-    ps[0] = start.params[0][:, None]
-    ps[1:] = np.einsum("kl,mkq->qlm", start.params[1:], U)
-    u0 = np.repeat(start.solutions[:, None, :half], m, axis=1)  # (8, B, 28)
-    u0[:2] = np.einsum("mij,jmk->imk", np.linalg.inv(U), u0[:2])
+    ps[0] = sp[0][:, None]
+    ps[1:] = np.transpose(sp[1:].T @ U, (2, 1, 0))  # (16, 2) @ (B, 2, 2), then (2, 16, B)
+    u0 = np.repeat(su[:, None, :half], m, axis=1)  # (8, B, 28)
+    u0[:2] = np.moveaxis(np.swapaxes(U.conj(), 1, 2) @ np.moveaxis(u0[:2], 1, 0), 0, 1)
     owner = np.repeat(np.arange(m), half)
     if kernels is None:
         ue, ok = track_paths(u0.reshape(8, -1), ps[..., owner], pt[..., owner],
                              backend="numpy")
-    else:
-        ue, ok = _track_compiled(kernels, u0.reshape(8, -1), ps, pt, owner)
-    ue = ue.reshape(8, m, half)
-    ok = ok.reshape(m, half)
-    with np.errstate(all="ignore"):
-        Cp = gauge_transpose(matrix_from_unknowns(ue, pt[..., None]))
-        up = _unknowns_from_matrix(Cp, ue[:2]).reshape(8, -1)
-        # The partners are checked like the end points of the paths: two Newton steps.
-        if kernels is None:
+        with np.errstate(all="ignore"):
+            Cp = gauge_transpose(matrix_from_unknowns(ue.reshape(8, m, half), pt[..., None]))
+            up = _unknowns_from_matrix(Cp, ue.reshape(8, m, half)[:2]).reshape(8, -1)
+            # The partners are checked like the end points of the paths: two Newton steps.
             for _ in range(2):
                 d = _newton_step(up, pt[..., owner])
                 up = up - d
             conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
-        else:
-            up, err = kernels[1](np.ascontiguousarray(up.T),
-                                 np.ascontiguousarray(np.moveaxis(pt, -1, 0)), owner, 2)
-            up, conv = up.T, err < 1e-8
+    else:
+        ue, ok, up, conv = _track_compiled(kernels, u0.reshape(8, -1), ps, pt, owner,
+                                           partners=True)
+    ue = ue.reshape(8, m, half)
+    ok = ok.reshape(m, half)
     up = up.reshape(8, m, half)
     u = np.moveaxis(np.concatenate([ue, up], axis=2), 1, 0)  # (B, 8, 56)
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
@@ -1953,9 +2019,13 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
                           backend: str = "auto") -> MinimalComplexSolutions:
     """Every complex solution of 13-point samples (for testing and analysis).
 
-    Samples whose paths did not all succeed are solved again, up to ``retries`` times, with
-    a fresh random rotation of the image axes (:func:`null_space_charts`) and a fresh chart of
-    the start system (:func:`track_from_start`); the attempt with the most solutions is kept.
+    Samples whose paths did not all succeed, or with a solution whose principal minors miss
+    its tensor by more than :data:`STRUCTURE_TOL` (relative to the largest entry: solutions far
+    out in the chart, entries of :math:`C` in the thousands, lose digits to cancellation), are
+    solved again, up to ``retries`` times, with a fresh random rotation of the image axes
+    (:func:`null_space_charts`) and a fresh chart of the start system
+    (:func:`track_from_start`); the attempt with the most solutions, then the smallest such
+    miss, is kept.
 
     Parameters
     ----------
@@ -1978,6 +2048,7 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     params, T, reasons = null_space_charts(p1, p2, rng)
     u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
     found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
+    miss = np.full(nb, np.inf)  # largest structure residual of the solutions found
     todo = np.flatnonzero([r is None for r in reasons])
     for attempt in range(retries + 1):
         if todo.size == 0:
@@ -1986,14 +2057,32 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
         if attempt:
             pa, Ta, _ = null_space_charts(p1[todo], p2[todo], rng)
         ut, ft = track_from_start(pa, rng=rng, start=start, backend=backend)
-        better = ft.sum(1) > found[todo].sum(1)
+        mt = _structure_residual(ut, pa).max(axis=1)
+        nt, n0 = ft.sum(1), found[todo].sum(1)
+        better = (nt > n0) | ((nt == n0) & (mt < miss[todo]))
         keep = todo[better]
         u[keep], found[keep], params[keep], T[keep] = ut[better], ft[better], pa[better], Ta[better]
-        todo = todo[found[todo].sum(1) < N_SOLUTIONS]
+        miss[keep] = mt[better]
+        todo = todo[(found[todo].sum(1) < N_SOLUTIONS) | (miss[todo] > STRUCTURE_TOL)]
+    todo = todo[found[todo].sum(1) < N_SOLUTIONS]
     for k in todo:
         reasons[k] = (f"{N_SOLUTIONS - found[k].sum()} of the {N_SOLUTIONS} complex solutions "
                       f"were not found (failed homotopy paths)")
     return MinimalComplexSolutions(u, found, params, T, reasons)
+
+
+def _structure_residual(u, params) -> np.ndarray:
+    """How far the principal minors of each solution's matrix :math:`C` are from its tensor:
+    ``max |principal_minor_tensor(C) - f| / max |f|`` for ``u`` (B, 8, 56) in charts
+    ``params`` (B, 3, 16); 0 for solutions not found (NaN)."""
+    missing = ~np.all(np.isfinite(u), axis=1)  # (B, 56)
+    v = np.where(missing[:, None], 0.0, u)
+    C = matrix_from_unknowns(np.moveaxis(v, 0, 1), np.moveaxis(params, 0, -1)[..., None])
+    m = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
+    f = params[:, None, 0] + v[:, 0, :, None] * params[:, None, 1] + v[:, 1, :, None] * params[
+        :, None, 2]
+    r = np.abs(m - f).max(axis=-1) / np.abs(f).max(axis=-1)
+    return np.where(missing, 0.0, r)
 
 
 def _design_rows(v, w):
