@@ -1674,8 +1674,9 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     acceptance and [0.1 h, 0.5 h] after a rejection. The second correction's Jacobian also gives
     the velocity :math:`\dot u` that starts the next step. Each path has its own :math:`t`
     and :math:`h` (numpy advances all paths together, the compiled kernel four at a time, or one
-    after the other with the Hermite predictor, with the same steps); a path fails when its step falls below ``min_step``,
-    it diverges, or it has not arrived after ``max_steps`` iterations.
+    after the other with the Hermite predictor, with the same steps); a path fails when its
+    step falls below ``min_step``, it diverges, or it has not arrived after ``max_steps``
+    iterations.
 
     Near a cluster of close solutions (a nearly double root, which noise-free data sometimes
     gives at the true tensor) the corrections contract only linearly and the step collapses.
