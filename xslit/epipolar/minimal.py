@@ -1491,18 +1491,50 @@ def _nb_track(u0, p0, p1, owner, hermite, max_steps, h0, min_step, first_tol, fi
     return out, ok, evals
 
 
+def _nb_first_occurrence(u, ok, rtol):
+    """:func:`_first_occurrence` in compiled loops, sample by sample (the same squared
+    distances from the Gram matrix): whether each found solution of ``u`` (B, 8, 56) differs
+    from every earlier found one, (B, 56)."""
+    nb, _, n = u.shape
+    out = np.ones((nb, n), np.bool_)
+    n2 = np.zeros(n)
+    for b in range(nb):
+        for i in range(n):
+            n2[i] = 0.0
+            if ok[b, i]:
+                for c in range(8):
+                    x = u[b, c, i]
+                    n2[i] += x.real * x.real + x.imag * x.imag
+        for i in range(n):
+            if not ok[b, i]:
+                continue
+            for j in range(i):
+                if not ok[b, j]:
+                    continue
+                g = 0.0
+                for c in range(8):
+                    x, y = u[b, c, i], u[b, c, j]
+                    g += x.real * y.real + x.imag * y.imag
+                lim = rtol * min(1.0 + np.sqrt(n2[i]), 1.0 + np.sqrt(n2[j]))
+                if n2[i] + n2[j] - 2.0 * g < lim * lim:
+                    out[b, i] = False
+                    break
+    return out
+
+
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
                  "_nb_eval_lanes", "_nb_solve_lanes_block", "_nb_copy_lanes",
-                 "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes")
+                 "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
+                 "_nb_first_occurrence")
 
 
 @functools.cache
 def _compiled():
-    """The compiled :func:`_nb_track` and :func:`_nb_track_lanes`, or None
-    when numba cannot be imported. Compiles on the first call (numba caches the machine code on
-    disk) and binds the compiled ``_nb_*`` functions to their module names, by which they call
-    each other. Division by zero gives inf or NaN as in numpy (the lane kernels divide on
+    """The compiled :func:`_nb_track`, :func:`_nb_track_lanes` and :func:`_nb_first_occurrence`,
+    or None when numba cannot be imported. Compiles on the first call (numba caches the machine
+    code on disk) and binds the compiled ``_nb_*`` functions to their module names, by which
+    they call each other. Division by zero gives inf or NaN as in numpy (the lane kernels divide on
     every lane, the idle ones too, and the callers test for finite results)."""
     try:
         import numba
@@ -1512,12 +1544,13 @@ def _compiled():
     for name in _NB_FUNCTIONS:
         namespace[name] = numba.njit(cache=True, nogil=True,
                                      error_model="numpy")(namespace[name])
-    return namespace["_nb_track"], namespace["_nb_track_lanes"]
+    return (namespace["_nb_track"], namespace["_nb_track_lanes"],
+            namespace["_nb_first_occurrence"])
 
 
 def _kernels(backend: str):
-    """The compiled ``(track, track_lanes)`` kernels that ``backend`` selects, or None for the
-    numpy implementation."""
+    """The compiled ``(track, track_lanes, first_occurrence)`` kernels that ``backend``
+    selects, or None for the numpy implementation."""
     if backend not in ("auto", "numba", "numpy"):
         raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
     kernels = _compiled() if backend != "numpy" and HAVE_NUMBA else None
@@ -1530,7 +1563,7 @@ def _kernels(backend: str):
 def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,
                     min_step=1e-7, first_tol=3e-2, final_newton=3, slow_newton=40,
                     max_norm=1e8, end_zone=1e-4, partners=False):
-    """:func:`track_paths` by the compiled kernels ``(track, track_lanes)``: ``u0`` (8, P),
+    """:func:`track_paths` by the compiled kernels (:func:`_kernels`): ``u0`` (8, P),
     charts ``p0[..., owner]`` and ``p1[..., owner]`` with ``p0, p1`` (3, 16, M). The
     Runge-Kutta predictor runs on lanes of paths (:func:`_nb_track_lanes`), the Hermite one
     path by path (:func:`_nb_track`). With ``partners`` (Runge-Kutta only), also the gauge
@@ -1949,7 +1982,8 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     up = up.reshape(8, m, half)
     u = np.moveaxis(np.concatenate([ue, up], axis=2), 1, 0)  # (B, 8, 56)
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
-    found &= _first_occurrence(u, found)
+    found &= (_first_occurrence(u, found) if kernels is None
+              else kernels[2](np.ascontiguousarray(u), found, 1e-6))
     u[~found[:, None, :].repeat(8, axis=1)] = np.nan
     return u, found
 
@@ -2072,18 +2106,26 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     return MinimalComplexSolutions(u, found, params, T, reasons)
 
 
-def _structure_residual(u, params) -> np.ndarray:
+def _structure_residual(u, params, size: float = 300.0) -> np.ndarray:
     """How far the principal minors of each solution's matrix :math:`C` are from its tensor:
     ``max |principal_minor_tensor(C) - f| / max |f|`` for ``u`` (B, 8, 56) in charts
-    ``params`` (B, 3, 16); 0 for solutions not found (NaN)."""
-    missing = ~np.all(np.isfinite(u), axis=1)  # (B, 56)
-    v = np.where(missing[:, None], 0.0, u)
-    C = matrix_from_unknowns(np.moveaxis(v, 0, 1), np.moveaxis(params, 0, -1)[..., None])
-    m = principal_minor_tensor(C).reshape(*C.shape[:-2], 16)
-    f = params[:, None, 0] + v[:, 0, :, None] * params[:, None, 1] + v[:, 1, :, None] * params[
-        :, None, 2]
-    r = np.abs(m - f).max(axis=-1) / np.abs(f).max(axis=-1)
-    return np.where(missing, 0.0, r)
+    ``params`` (B, 3, 16).
+
+    Computed only for the solutions with :math:`|u|` above ``size``, 0 for the others and for
+    those not found (NaN): the miss comes from cancellation in the minors, which grows with
+    the entries of :math:`C` (on 500 noise-free samples, no solution below :math:`|u| = 400`
+    missed by more than 1e-10)."""
+    far = np.linalg.norm(np.nan_to_num(u, nan=0.0), axis=1) > size  # (B, 56)
+    r = np.zeros(far.shape)
+    if not np.any(far):
+        return r
+    b, k = np.nonzero(far)
+    v, p = u[b, :, k], params[b]  # (K, 8), (K, 3, 16)
+    C = matrix_from_unknowns(v.T, np.moveaxis(p, 0, -1))
+    m = principal_minor_tensor(C).reshape(-1, 16)
+    f = p[:, 0] + v[:, :1] * p[:, 1] + v[:, 1:2] * p[:, 2]
+    r[b, k] = np.abs(m - f).max(axis=-1) / np.abs(f).max(axis=-1)
+    return r
 
 
 def _design_rows(v, w):
