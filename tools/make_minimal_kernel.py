@@ -270,9 +270,10 @@ def lane_index(match) -> str:
     return row(k)
 
 
-def lane_eval_lines(body: list[str]) -> list[str]:
-    """``_nb_eval_lanes``: the statements of ``body`` (:func:`_nb_eval`'s, wrapped lines
-    joined) on the work array, in the loop over the lanes."""
+def lane_eval_lines(body: list[str], name: str, outputs: str, doc: str) -> list[str]:
+    """A lane kernel of the statements of ``body`` (:func:`_nb_eval`'s, wrapped lines joined)
+    on the work array, in the loop over the lanes: the function ``name`` that writes the
+    arrays in ``outputs`` (some of ``H``, ``Ht``, ``J``), with only the statements they need."""
     statements = []
     for line in body:
         if statements and statements[-1][1].count("(") > statements[-1][1].count(")"):
@@ -280,14 +281,22 @@ def lane_eval_lines(body: list[str]) -> list[str]:
         else:
             target, expr = line.strip().split(" = ", 1)
             statements.append([target, expr])
-    out = ["def _nb_eval_lanes(w):", LANE_EVAL_DOC, "    for l in range(_LANES):",
+    needed, kept = set(), []
+    for target, expr in reversed(statements):
+        store = re.match(r"(H|Ht|J)\[", target)
+        names = {x.strip() for x in target.split(",")}
+        if (store and store.group(1) in outputs.split()) or names & needed:
+            kept.append((target, expr))
+            needed |= set(re.findall(r"\b[a-z]\w*\b", expr))
+    kept.reverse()
+    out = [f"def {name}(w):", doc, "    for l in range(_LANES):",
            f"        t = {row(ROWS['TS'])}.real"]
-    used = sorted({(int(r), int(k)) for _, expr in statements
+    used = sorted({(int(r), int(k)) for _, expr in kept
                    for r, k in re.findall(r"\bp\[(\d+), (\d+)\]", expr)})
     for r, k in used:
         out.append(f"        p{r}_{k} = {row(ROWS['SP0'] + 16 * r + k)} + t * "
                    f"{row(ROWS['DP'] + 16 * r + k)}")
-    for target, expr in statements:
+    for target, expr in kept:
         if expr.startswith("(") and expr.endswith(")"):
             expr = expr[1:-1]
         target, expr = (re.sub(r"\b(u|p|dp|H|Ht|J)\[(\d+)(?:, (\d+))?\]", lane_index, x)
@@ -373,7 +382,12 @@ def generate() -> str:
     lines.append("(" + ", ".join(f"_W_{k}" for k in names[:6]) + ",")
     lines.append(" " + ", ".join(f"_W_{k}" for k in names[6:]) + ") = (")
     lines.append("    " + ", ".join(str(ROWS[k]) for k in names) + ")")
-    lines += ["", "", *lane_eval_lines(body)]
+    lines += ["", "", *lane_eval_lines(body, "_nb_eval_lanes", "H Ht J", LANE_EVAL_DOC)]
+    for name, outputs, rows in (("_nb_eval_lanes_hj", "H J", "``Ht``"),
+                                ("_nb_eval_lanes_jt", "J Ht", "``H``")):
+        doc = (f'    """:func:`_nb_eval_lanes` without {rows} (its rows keep their values): the\n'
+               f'    statements that the other outputs need.\n    """')
+        lines += ["", "", *lane_eval_lines(body, name, outputs, doc)]
     lines += ["", "", *lane_solve_lines()]
     lines.append(END)
     return "\n".join(lines) + "\n"

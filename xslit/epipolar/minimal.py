@@ -827,6 +827,448 @@ def _nb_eval_lanes(w):
                                + g7_10 * t10 + g7_20 * t20 + g7_30 * t30 - v0)
 
 
+def _nb_eval_lanes_hj(w):
+    """:func:`_nb_eval_lanes` without ``Ht`` (its rows keep their values): the
+    statements that the other outputs need.
+    """
+    for l in range(_LANES):
+        t = w[104 * _LANES + l].real
+        p0_0 = w[8 * _LANES + l] + t * w[56 * _LANES + l]
+        p0_1 = w[9 * _LANES + l] + t * w[57 * _LANES + l]
+        p0_2 = w[10 * _LANES + l] + t * w[58 * _LANES + l]
+        p0_3 = w[11 * _LANES + l] + t * w[59 * _LANES + l]
+        p0_4 = w[12 * _LANES + l] + t * w[60 * _LANES + l]
+        p0_5 = w[13 * _LANES + l] + t * w[61 * _LANES + l]
+        p0_6 = w[14 * _LANES + l] + t * w[62 * _LANES + l]
+        p0_7 = w[15 * _LANES + l] + t * w[63 * _LANES + l]
+        p0_8 = w[16 * _LANES + l] + t * w[64 * _LANES + l]
+        p0_9 = w[17 * _LANES + l] + t * w[65 * _LANES + l]
+        p0_10 = w[18 * _LANES + l] + t * w[66 * _LANES + l]
+        p0_11 = w[19 * _LANES + l] + t * w[67 * _LANES + l]
+        p0_12 = w[20 * _LANES + l] + t * w[68 * _LANES + l]
+        p0_13 = w[21 * _LANES + l] + t * w[69 * _LANES + l]
+        p0_14 = w[22 * _LANES + l] + t * w[70 * _LANES + l]
+        p1_0 = w[24 * _LANES + l] + t * w[72 * _LANES + l]
+        p1_1 = w[25 * _LANES + l] + t * w[73 * _LANES + l]
+        p1_2 = w[26 * _LANES + l] + t * w[74 * _LANES + l]
+        p1_3 = w[27 * _LANES + l] + t * w[75 * _LANES + l]
+        p1_4 = w[28 * _LANES + l] + t * w[76 * _LANES + l]
+        p1_5 = w[29 * _LANES + l] + t * w[77 * _LANES + l]
+        p1_6 = w[30 * _LANES + l] + t * w[78 * _LANES + l]
+        p1_7 = w[31 * _LANES + l] + t * w[79 * _LANES + l]
+        p1_8 = w[32 * _LANES + l] + t * w[80 * _LANES + l]
+        p1_9 = w[33 * _LANES + l] + t * w[81 * _LANES + l]
+        p1_10 = w[34 * _LANES + l] + t * w[82 * _LANES + l]
+        p1_11 = w[35 * _LANES + l] + t * w[83 * _LANES + l]
+        p1_12 = w[36 * _LANES + l] + t * w[84 * _LANES + l]
+        p1_13 = w[37 * _LANES + l] + t * w[85 * _LANES + l]
+        p1_14 = w[38 * _LANES + l] + t * w[86 * _LANES + l]
+        p2_0 = w[40 * _LANES + l] + t * w[88 * _LANES + l]
+        p2_1 = w[41 * _LANES + l] + t * w[89 * _LANES + l]
+        p2_2 = w[42 * _LANES + l] + t * w[90 * _LANES + l]
+        p2_3 = w[43 * _LANES + l] + t * w[91 * _LANES + l]
+        p2_4 = w[44 * _LANES + l] + t * w[92 * _LANES + l]
+        p2_5 = w[45 * _LANES + l] + t * w[93 * _LANES + l]
+        p2_6 = w[46 * _LANES + l] + t * w[94 * _LANES + l]
+        p2_7 = w[47 * _LANES + l] + t * w[95 * _LANES + l]
+        p2_8 = w[48 * _LANES + l] + t * w[96 * _LANES + l]
+        p2_9 = w[49 * _LANES + l] + t * w[97 * _LANES + l]
+        p2_10 = w[50 * _LANES + l] + t * w[98 * _LANES + l]
+        p2_11 = w[51 * _LANES + l] + t * w[99 * _LANES + l]
+        p2_12 = w[52 * _LANES + l] + t * w[100 * _LANES + l]
+        p2_13 = w[53 * _LANES + l] + t * w[101 * _LANES + l]
+        p2_14 = w[54 * _LANES + l] + t * w[102 * _LANES + l]
+        a, b = w[l], w[1 * _LANES + l]
+        m0 = p0_0 + a * p1_0 + b * p2_0
+        m1 = p0_1 + a * p1_1 + b * p2_1
+        m2 = p0_2 + a * p1_2 + b * p2_2
+        m3 = p0_3 + a * p1_3 + b * p2_3
+        m4 = p0_4 + a * p1_4 + b * p2_4
+        m5 = p0_5 + a * p1_5 + b * p2_5
+        m6 = p0_6 + a * p1_6 + b * p2_6
+        m7 = p0_7 + a * p1_7 + b * p2_7
+        m8 = p0_8 + a * p1_8 + b * p2_8
+        m9 = p0_9 + a * p1_9 + b * p2_9
+        m10 = p0_10 + a * p1_10 + b * p2_10
+        m11 = p0_11 + a * p1_11 + b * p2_11
+        m12 = p0_12 + a * p1_12 + b * p2_12
+        m13 = p0_13 + a * p1_13 + b * p2_13
+        m14 = p0_14 + a * p1_14 + b * p2_14
+        c00 = m7
+        c11 = m11
+        c22 = m13
+        c33 = m14
+        c10 = c00 * c11 - m3
+        c20 = c00 * c22 - m5
+        c30 = c00 * c33 - m6
+        c12, c21, c13, c31, c23, c32 = (w[2 * _LANES + l], w[3 * _LANES
+                                        + l], w[4 * _LANES + l], w[5 * _LANES
+                                        + l], w[6 * _LANES + l], w[7 * _LANES + l])
+        a00 = p1_7
+        a11 = p1_11
+        a22 = p1_13
+        a33 = p1_14
+        a10 = a00 * c11 + c00 * a11 - p1_3
+        a20 = a00 * c22 + c00 * a22 - p1_5
+        a30 = a00 * c33 + c00 * a33 - p1_6
+        b00 = p2_7
+        b11 = p2_11
+        b22 = p2_13
+        b33 = p2_14
+        b10 = b00 * c11 + c00 * b11 - p2_3
+        b20 = b00 * c22 + c00 * b22 - p2_5
+        b30 = b00 * c33 + c00 * b33 - p2_6
+        g0_11 = c22
+        g0_22 = c11
+        g0_12 = -c21
+        g0_21 = -c12
+        w[105 * _LANES + l] = c11 * c22 - c12 * c21 - m9
+        g1_11 = c33
+        g1_33 = c11
+        g1_13 = -c31
+        g1_31 = -c13
+        w[106 * _LANES + l] = c11 * c33 - c13 * c31 - m10
+        g2_22 = c33
+        g2_33 = c22
+        g2_23 = -c32
+        g2_32 = -c23
+        w[107 * _LANES + l] = c22 * c33 - c23 * c32 - m12
+        g3_00 = c11 * c22 - c12 * c21
+        g3_10 = c21 - c22
+        g3_11 = c22 * c00 - c20
+        g3_12 = c20 - c21 * c00
+        g3_20 = c12 - c11
+        g3_21 = c10 - c00 * c12
+        g3_22 = c00 * c11 - c10
+        w[108 * _LANES + l] = c00 * g3_00 + c10 * g3_10 + c20 * g3_20 - m1
+        g4_00 = c11 * c33 - c13 * c31
+        g4_10 = c31 - c33
+        g4_11 = c33 * c00 - c30
+        g4_13 = c30 - c31 * c00
+        g4_30 = c13 - c11
+        g4_31 = c10 - c00 * c13
+        g4_33 = c00 * c11 - c10
+        w[109 * _LANES + l] = c00 * g4_00 + c10 * g4_10 + c30 * g4_30 - m2
+        g5_00 = c22 * c33 - c23 * c32
+        g5_20 = c32 - c33
+        g5_22 = c33 * c00 - c30
+        g5_23 = c30 - c32 * c00
+        g5_30 = c23 - c22
+        g5_32 = c20 - c00 * c23
+        g5_33 = c00 * c22 - c20
+        w[110 * _LANES + l] = c00 * g5_00 + c20 * g5_20 + c30 * g5_30 - m4
+        g6_11 = c22 * c33 - c23 * c32
+        g6_12 = c23 * c31 - c21 * c33
+        g6_13 = c21 * c32 - c22 * c31
+        g6_21 = c32 * c13 - c33 * c12
+        g6_22 = c33 * c11 - c31 * c13
+        g6_23 = c31 * c12 - c32 * c11
+        g6_31 = c12 * c23 - c13 * c22
+        g6_32 = c13 * c21 - c11 * c23
+        g6_33 = c11 * c22 - c12 * c21
+        w[111 * _LANES + l] = c11 * g6_11 + c21 * g6_21 + c31 * g6_31 - m8
+        s0 = c00 * c11 - c10
+        s1 = c00 * c12 - c10
+        s2 = c00 * c13 - c10
+        s3 = c12 - c11
+        s4 = c13 - c11
+        s5 = c13 - c12
+        k5 = c22 * c33 - c23 * c32
+        k4 = c21 * c33 - c23 * c31
+        k3 = c21 * c32 - c22 * c31
+        k2 = c20 * c33 - c23 * c30
+        k1 = c20 * c32 - c22 * c30
+        k0 = c20 * c31 - c21 * c30
+        g7_00 = c11 * k5 - c12 * k4 + c13 * k3
+        g7_11 = c00 * k5 - k2 + k1
+        g7_22 = c30 * s4 - c31 * s2 + c33 * s0
+        g7_33 = c20 * s3 - c21 * s1 + c22 * s0
+        g7_10 = -k5 + k4 - k3
+        g7_20 = c31 * s5 - c32 * s4 + c33 * s3
+        g7_30 = -c21 * s5 + c22 * s4 - c23 * s3
+        g7_12 = -c00 * k4 + k2 - k0
+        g7_21 = -c30 * s5 + c32 * s2 - c33 * s1
+        g7_13 = c00 * k3 - k1 + k0
+        g7_31 = c20 * s5 - c22 * s2 + c23 * s1
+        g7_23 = -c30 * s3 + c31 * s1 - c32 * s0
+        g7_32 = -c20 * s4 + c21 * s2 - c23 * s0
+        w[112 * _LANES + l] = s0 * k5 - s1 * k4 + s2 * k3 + s3 * k2 - s4 * k1 + s5 * k0 - m0
+        w[123 * _LANES + l] = g0_12
+        w[124 * _LANES + l] = g0_21
+        w[121 * _LANES + l] = g0_11 * a11 + g0_22 * a22 - p1_9
+        w[122 * _LANES + l] = g0_11 * b11 + g0_22 * b22 - p2_9
+        w[133 * _LANES + l] = g1_13
+        w[134 * _LANES + l] = g1_31
+        w[129 * _LANES + l] = g1_11 * a11 + g1_33 * a33 - p1_10
+        w[130 * _LANES + l] = g1_11 * b11 + g1_33 * b33 - p2_10
+        w[143 * _LANES + l] = g2_23
+        w[144 * _LANES + l] = g2_32
+        w[137 * _LANES + l] = g2_22 * a22 + g2_33 * a33 - p1_12
+        w[138 * _LANES + l] = g2_22 * b22 + g2_33 * b33 - p2_12
+        w[147 * _LANES + l] = g3_12
+        w[148 * _LANES + l] = g3_21
+        w[145 * _LANES + l] = (g3_00 * a00 + g3_11 * a11 + g3_22 * a22 + g3_10 * a10
+                               + g3_20 * a20 - p1_1)
+        w[146 * _LANES + l] = (g3_00 * b00 + g3_11 * b11 + g3_22 * b22 + g3_10 * b10
+                               + g3_20 * b20 - p2_1)
+        w[157 * _LANES + l] = g4_13
+        w[158 * _LANES + l] = g4_31
+        w[153 * _LANES + l] = (g4_00 * a00 + g4_11 * a11 + g4_33 * a33 + g4_10 * a10
+                               + g4_30 * a30 - p1_2)
+        w[154 * _LANES + l] = (g4_00 * b00 + g4_11 * b11 + g4_33 * b33 + g4_10 * b10
+                               + g4_30 * b30 - p2_2)
+        w[167 * _LANES + l] = g5_23
+        w[168 * _LANES + l] = g5_32
+        w[161 * _LANES + l] = (g5_00 * a00 + g5_22 * a22 + g5_33 * a33 + g5_20 * a20
+                               + g5_30 * a30 - p1_4)
+        w[162 * _LANES + l] = (g5_00 * b00 + g5_22 * b22 + g5_33 * b33 + g5_20 * b20
+                               + g5_30 * b30 - p2_4)
+        w[171 * _LANES + l] = g6_12
+        w[172 * _LANES + l] = g6_21
+        w[173 * _LANES + l] = g6_13
+        w[174 * _LANES + l] = g6_31
+        w[175 * _LANES + l] = g6_23
+        w[176 * _LANES + l] = g6_32
+        w[169 * _LANES + l] = g6_11 * a11 + g6_22 * a22 + g6_33 * a33 - p1_8
+        w[170 * _LANES + l] = g6_11 * b11 + g6_22 * b22 + g6_33 * b33 - p2_8
+        w[179 * _LANES + l] = g7_12
+        w[180 * _LANES + l] = g7_21
+        w[181 * _LANES + l] = g7_13
+        w[182 * _LANES + l] = g7_31
+        w[183 * _LANES + l] = g7_23
+        w[184 * _LANES + l] = g7_32
+        w[177 * _LANES + l] = (g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33
+                               + g7_10 * a10 + g7_20 * a20 + g7_30 * a30 - p1_0)
+        w[178 * _LANES + l] = (g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33
+                               + g7_10 * b10 + g7_20 * b20 + g7_30 * b30 - p2_0)
+
+
+def _nb_eval_lanes_jt(w):
+    """:func:`_nb_eval_lanes` without ``H`` (its rows keep their values): the
+    statements that the other outputs need.
+    """
+    for l in range(_LANES):
+        t = w[104 * _LANES + l].real
+        p0_3 = w[11 * _LANES + l] + t * w[59 * _LANES + l]
+        p0_5 = w[13 * _LANES + l] + t * w[61 * _LANES + l]
+        p0_6 = w[14 * _LANES + l] + t * w[62 * _LANES + l]
+        p0_7 = w[15 * _LANES + l] + t * w[63 * _LANES + l]
+        p0_11 = w[19 * _LANES + l] + t * w[67 * _LANES + l]
+        p0_13 = w[21 * _LANES + l] + t * w[69 * _LANES + l]
+        p0_14 = w[22 * _LANES + l] + t * w[70 * _LANES + l]
+        p1_0 = w[24 * _LANES + l] + t * w[72 * _LANES + l]
+        p1_1 = w[25 * _LANES + l] + t * w[73 * _LANES + l]
+        p1_2 = w[26 * _LANES + l] + t * w[74 * _LANES + l]
+        p1_3 = w[27 * _LANES + l] + t * w[75 * _LANES + l]
+        p1_4 = w[28 * _LANES + l] + t * w[76 * _LANES + l]
+        p1_5 = w[29 * _LANES + l] + t * w[77 * _LANES + l]
+        p1_6 = w[30 * _LANES + l] + t * w[78 * _LANES + l]
+        p1_7 = w[31 * _LANES + l] + t * w[79 * _LANES + l]
+        p1_8 = w[32 * _LANES + l] + t * w[80 * _LANES + l]
+        p1_9 = w[33 * _LANES + l] + t * w[81 * _LANES + l]
+        p1_10 = w[34 * _LANES + l] + t * w[82 * _LANES + l]
+        p1_11 = w[35 * _LANES + l] + t * w[83 * _LANES + l]
+        p1_12 = w[36 * _LANES + l] + t * w[84 * _LANES + l]
+        p1_13 = w[37 * _LANES + l] + t * w[85 * _LANES + l]
+        p1_14 = w[38 * _LANES + l] + t * w[86 * _LANES + l]
+        p2_0 = w[40 * _LANES + l] + t * w[88 * _LANES + l]
+        p2_1 = w[41 * _LANES + l] + t * w[89 * _LANES + l]
+        p2_2 = w[42 * _LANES + l] + t * w[90 * _LANES + l]
+        p2_3 = w[43 * _LANES + l] + t * w[91 * _LANES + l]
+        p2_4 = w[44 * _LANES + l] + t * w[92 * _LANES + l]
+        p2_5 = w[45 * _LANES + l] + t * w[93 * _LANES + l]
+        p2_6 = w[46 * _LANES + l] + t * w[94 * _LANES + l]
+        p2_7 = w[47 * _LANES + l] + t * w[95 * _LANES + l]
+        p2_8 = w[48 * _LANES + l] + t * w[96 * _LANES + l]
+        p2_9 = w[49 * _LANES + l] + t * w[97 * _LANES + l]
+        p2_10 = w[50 * _LANES + l] + t * w[98 * _LANES + l]
+        p2_11 = w[51 * _LANES + l] + t * w[99 * _LANES + l]
+        p2_12 = w[52 * _LANES + l] + t * w[100 * _LANES + l]
+        p2_13 = w[53 * _LANES + l] + t * w[101 * _LANES + l]
+        p2_14 = w[54 * _LANES + l] + t * w[102 * _LANES + l]
+        a, b = w[l], w[1 * _LANES + l]
+        m3 = p0_3 + a * p1_3 + b * p2_3
+        m5 = p0_5 + a * p1_5 + b * p2_5
+        m6 = p0_6 + a * p1_6 + b * p2_6
+        m7 = p0_7 + a * p1_7 + b * p2_7
+        m11 = p0_11 + a * p1_11 + b * p2_11
+        m13 = p0_13 + a * p1_13 + b * p2_13
+        m14 = p0_14 + a * p1_14 + b * p2_14
+        v0 = w[56 * _LANES + l] + a * w[72 * _LANES + l] + b * w[88 * _LANES + l]
+        v1 = w[57 * _LANES + l] + a * w[73 * _LANES + l] + b * w[89 * _LANES + l]
+        v2 = w[58 * _LANES + l] + a * w[74 * _LANES + l] + b * w[90 * _LANES + l]
+        v3 = w[59 * _LANES + l] + a * w[75 * _LANES + l] + b * w[91 * _LANES + l]
+        v4 = w[60 * _LANES + l] + a * w[76 * _LANES + l] + b * w[92 * _LANES + l]
+        v5 = w[61 * _LANES + l] + a * w[77 * _LANES + l] + b * w[93 * _LANES + l]
+        v6 = w[62 * _LANES + l] + a * w[78 * _LANES + l] + b * w[94 * _LANES + l]
+        v7 = w[63 * _LANES + l] + a * w[79 * _LANES + l] + b * w[95 * _LANES + l]
+        v8 = w[64 * _LANES + l] + a * w[80 * _LANES + l] + b * w[96 * _LANES + l]
+        v9 = w[65 * _LANES + l] + a * w[81 * _LANES + l] + b * w[97 * _LANES + l]
+        v10 = w[66 * _LANES + l] + a * w[82 * _LANES + l] + b * w[98 * _LANES + l]
+        v11 = w[67 * _LANES + l] + a * w[83 * _LANES + l] + b * w[99 * _LANES + l]
+        v12 = w[68 * _LANES + l] + a * w[84 * _LANES + l] + b * w[100 * _LANES + l]
+        v13 = w[69 * _LANES + l] + a * w[85 * _LANES + l] + b * w[101 * _LANES + l]
+        v14 = w[70 * _LANES + l] + a * w[86 * _LANES + l] + b * w[102 * _LANES + l]
+        c00 = m7
+        c11 = m11
+        c22 = m13
+        c33 = m14
+        c10 = c00 * c11 - m3
+        c20 = c00 * c22 - m5
+        c30 = c00 * c33 - m6
+        c12, c21, c13, c31, c23, c32 = (w[2 * _LANES + l], w[3 * _LANES
+                                        + l], w[4 * _LANES + l], w[5 * _LANES
+                                        + l], w[6 * _LANES + l], w[7 * _LANES + l])
+        a00 = p1_7
+        a11 = p1_11
+        a22 = p1_13
+        a33 = p1_14
+        a10 = a00 * c11 + c00 * a11 - p1_3
+        a20 = a00 * c22 + c00 * a22 - p1_5
+        a30 = a00 * c33 + c00 * a33 - p1_6
+        b00 = p2_7
+        b11 = p2_11
+        b22 = p2_13
+        b33 = p2_14
+        b10 = b00 * c11 + c00 * b11 - p2_3
+        b20 = b00 * c22 + c00 * b22 - p2_5
+        b30 = b00 * c33 + c00 * b33 - p2_6
+        t00 = v7
+        t11 = v11
+        t22 = v13
+        t33 = v14
+        t10 = t00 * c11 + c00 * t11 - v3
+        t20 = t00 * c22 + c00 * t22 - v5
+        t30 = t00 * c33 + c00 * t33 - v6
+        g0_11 = c22
+        g0_22 = c11
+        g0_12 = -c21
+        g0_21 = -c12
+        g1_11 = c33
+        g1_33 = c11
+        g1_13 = -c31
+        g1_31 = -c13
+        g2_22 = c33
+        g2_33 = c22
+        g2_23 = -c32
+        g2_32 = -c23
+        g3_00 = c11 * c22 - c12 * c21
+        g3_10 = c21 - c22
+        g3_11 = c22 * c00 - c20
+        g3_12 = c20 - c21 * c00
+        g3_20 = c12 - c11
+        g3_21 = c10 - c00 * c12
+        g3_22 = c00 * c11 - c10
+        g4_00 = c11 * c33 - c13 * c31
+        g4_10 = c31 - c33
+        g4_11 = c33 * c00 - c30
+        g4_13 = c30 - c31 * c00
+        g4_30 = c13 - c11
+        g4_31 = c10 - c00 * c13
+        g4_33 = c00 * c11 - c10
+        g5_00 = c22 * c33 - c23 * c32
+        g5_20 = c32 - c33
+        g5_22 = c33 * c00 - c30
+        g5_23 = c30 - c32 * c00
+        g5_30 = c23 - c22
+        g5_32 = c20 - c00 * c23
+        g5_33 = c00 * c22 - c20
+        g6_11 = c22 * c33 - c23 * c32
+        g6_12 = c23 * c31 - c21 * c33
+        g6_13 = c21 * c32 - c22 * c31
+        g6_21 = c32 * c13 - c33 * c12
+        g6_22 = c33 * c11 - c31 * c13
+        g6_23 = c31 * c12 - c32 * c11
+        g6_31 = c12 * c23 - c13 * c22
+        g6_32 = c13 * c21 - c11 * c23
+        g6_33 = c11 * c22 - c12 * c21
+        s0 = c00 * c11 - c10
+        s1 = c00 * c12 - c10
+        s2 = c00 * c13 - c10
+        s3 = c12 - c11
+        s4 = c13 - c11
+        s5 = c13 - c12
+        k5 = c22 * c33 - c23 * c32
+        k4 = c21 * c33 - c23 * c31
+        k3 = c21 * c32 - c22 * c31
+        k2 = c20 * c33 - c23 * c30
+        k1 = c20 * c32 - c22 * c30
+        k0 = c20 * c31 - c21 * c30
+        g7_00 = c11 * k5 - c12 * k4 + c13 * k3
+        g7_11 = c00 * k5 - k2 + k1
+        g7_22 = c30 * s4 - c31 * s2 + c33 * s0
+        g7_33 = c20 * s3 - c21 * s1 + c22 * s0
+        g7_10 = -k5 + k4 - k3
+        g7_20 = c31 * s5 - c32 * s4 + c33 * s3
+        g7_30 = -c21 * s5 + c22 * s4 - c23 * s3
+        g7_12 = -c00 * k4 + k2 - k0
+        g7_21 = -c30 * s5 + c32 * s2 - c33 * s1
+        g7_13 = c00 * k3 - k1 + k0
+        g7_31 = c20 * s5 - c22 * s2 + c23 * s1
+        g7_23 = -c30 * s3 + c31 * s1 - c32 * s0
+        g7_32 = -c20 * s4 + c21 * s2 - c23 * s0
+        w[123 * _LANES + l] = g0_12
+        w[124 * _LANES + l] = g0_21
+        w[121 * _LANES + l] = g0_11 * a11 + g0_22 * a22 - p1_9
+        w[122 * _LANES + l] = g0_11 * b11 + g0_22 * b22 - p2_9
+        w[113 * _LANES + l] = g0_11 * t11 + g0_22 * t22 - v9
+        w[133 * _LANES + l] = g1_13
+        w[134 * _LANES + l] = g1_31
+        w[129 * _LANES + l] = g1_11 * a11 + g1_33 * a33 - p1_10
+        w[130 * _LANES + l] = g1_11 * b11 + g1_33 * b33 - p2_10
+        w[114 * _LANES + l] = g1_11 * t11 + g1_33 * t33 - v10
+        w[143 * _LANES + l] = g2_23
+        w[144 * _LANES + l] = g2_32
+        w[137 * _LANES + l] = g2_22 * a22 + g2_33 * a33 - p1_12
+        w[138 * _LANES + l] = g2_22 * b22 + g2_33 * b33 - p2_12
+        w[115 * _LANES + l] = g2_22 * t22 + g2_33 * t33 - v12
+        w[147 * _LANES + l] = g3_12
+        w[148 * _LANES + l] = g3_21
+        w[145 * _LANES + l] = (g3_00 * a00 + g3_11 * a11 + g3_22 * a22 + g3_10 * a10
+                               + g3_20 * a20 - p1_1)
+        w[146 * _LANES + l] = (g3_00 * b00 + g3_11 * b11 + g3_22 * b22 + g3_10 * b10
+                               + g3_20 * b20 - p2_1)
+        w[116 * _LANES + l] = (g3_00 * t00 + g3_11 * t11 + g3_22 * t22 + g3_10 * t10
+                               + g3_20 * t20 - v1)
+        w[157 * _LANES + l] = g4_13
+        w[158 * _LANES + l] = g4_31
+        w[153 * _LANES + l] = (g4_00 * a00 + g4_11 * a11 + g4_33 * a33 + g4_10 * a10
+                               + g4_30 * a30 - p1_2)
+        w[154 * _LANES + l] = (g4_00 * b00 + g4_11 * b11 + g4_33 * b33 + g4_10 * b10
+                               + g4_30 * b30 - p2_2)
+        w[117 * _LANES + l] = (g4_00 * t00 + g4_11 * t11 + g4_33 * t33 + g4_10 * t10
+                               + g4_30 * t30 - v2)
+        w[167 * _LANES + l] = g5_23
+        w[168 * _LANES + l] = g5_32
+        w[161 * _LANES + l] = (g5_00 * a00 + g5_22 * a22 + g5_33 * a33 + g5_20 * a20
+                               + g5_30 * a30 - p1_4)
+        w[162 * _LANES + l] = (g5_00 * b00 + g5_22 * b22 + g5_33 * b33 + g5_20 * b20
+                               + g5_30 * b30 - p2_4)
+        w[118 * _LANES + l] = (g5_00 * t00 + g5_22 * t22 + g5_33 * t33 + g5_20 * t20
+                               + g5_30 * t30 - v4)
+        w[171 * _LANES + l] = g6_12
+        w[172 * _LANES + l] = g6_21
+        w[173 * _LANES + l] = g6_13
+        w[174 * _LANES + l] = g6_31
+        w[175 * _LANES + l] = g6_23
+        w[176 * _LANES + l] = g6_32
+        w[169 * _LANES + l] = g6_11 * a11 + g6_22 * a22 + g6_33 * a33 - p1_8
+        w[170 * _LANES + l] = g6_11 * b11 + g6_22 * b22 + g6_33 * b33 - p2_8
+        w[119 * _LANES + l] = g6_11 * t11 + g6_22 * t22 + g6_33 * t33 - v8
+        w[179 * _LANES + l] = g7_12
+        w[180 * _LANES + l] = g7_21
+        w[181 * _LANES + l] = g7_13
+        w[182 * _LANES + l] = g7_31
+        w[183 * _LANES + l] = g7_23
+        w[184 * _LANES + l] = g7_32
+        w[177 * _LANES + l] = (g7_00 * a00 + g7_11 * a11 + g7_22 * a22 + g7_33 * a33
+                               + g7_10 * a10 + g7_20 * a20 + g7_30 * a30 - p1_0)
+        w[178 * _LANES + l] = (g7_00 * b00 + g7_11 * b11 + g7_22 * b22 + g7_33 * b33
+                               + g7_10 * b10 + g7_20 * b20 + g7_30 * b30 - p2_0)
+        w[120 * _LANES + l] = (g7_00 * t00 + g7_11 * t11 + g7_22 * t22 + g7_33 * t33
+                               + g7_10 * t10 + g7_20 * t20 + g7_30 * t30 - v0)
+
+
 def _nb_solve_lanes_block(w):
     """:func:`_nb_solve` on every lane of ``w``, without its fallback:
     ``X0, X1 = J^{-1} (H, Ht)`` by the block elimination (three 2 x 2 pivot blocks and the
@@ -1008,7 +1450,7 @@ def _nb_velocity_lanes(w, active, A, J, B, X, frac, slope):
             w[(_W_U + c) * _LANES + l] = (w[(_W_CUR + c) * _LANES + l]
                                          + (frac * w[_W_HA * _LANES + l].real)
                                          * w[(_W_K + 8 * (slope - 1) + c) * _LANES + l])
-    _nb_eval_lanes(w)
+    _nb_eval_lanes_jt(w)
     _nb_solve_lanes(w, active, A, J, B, X)
     _nb_copy_lanes(w, _W_X1, _W_K + 8 * slope, 8, -1.0)
 
@@ -1087,7 +1529,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                     + 2.0 * w[(_W_K + 16 + c) * _LANES + l] + w[(_W_K + 24 + c) * _LANES + l])
         for l in range(_LANES):
             w[_W_TS * _LANES + l] = t[l] + w[_W_HA * _LANES + l].real
-        _nb_eval_lanes(w)
+        _nb_eval_lanes_hj(w)
         _nb_solve_lanes(w, active, A, Jl, B, X)
         _nb_copy_lanes(w, _W_X0, _W_D1, 8, 1.0)
         for c in range(8):
@@ -1524,7 +1966,8 @@ def _nb_first_occurrence(u, ok, rtol):
 
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
-                 "_nb_eval_lanes", "_nb_solve_lanes_block", "_nb_copy_lanes",
+                 "_nb_eval_lanes", "_nb_eval_lanes_hj", "_nb_eval_lanes_jt",
+                 "_nb_solve_lanes_block", "_nb_copy_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
                  "_nb_first_occurrence")
 
