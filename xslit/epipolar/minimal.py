@@ -68,7 +68,6 @@ from .._checks import (
     check_index_array,
     check_rng,
 )
-from .linear import axis_normalization
 from .minors import principal_minor_tensor
 from .tensor import INDEX, kron_modes
 
@@ -2427,8 +2426,7 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
     found &= (_first_occurrence(u, found) if kernels is None
               else kernels[2](np.ascontiguousarray(u), found, 1e-6))
-    u[~found[:, None, :].repeat(8, axis=1)] = np.nan
-    return u, found
+    return np.where(found[:, None, :], u, np.nan), found
 
 
 def _first_occurrence(u, ok, rtol: float = 1e-6) -> np.ndarray:
@@ -2558,7 +2556,7 @@ def _structure_residual(u, params, size: float = 300.0) -> np.ndarray:
     those not found (NaN): the miss comes from cancellation in the minors, which grows with
     the entries of :math:`C` (on 500 noise-free samples, no solution below :math:`|u| = 400`
     missed by more than 1e-10)."""
-    far = np.linalg.norm(np.nan_to_num(u, nan=0.0), axis=1) > size  # (B, 56)
+    far = np.linalg.norm(u, axis=1) > size  # (B, 56), False where not found (NaN)
     r = np.zeros(far.shape)
     if not np.any(far):
         return r
@@ -2637,11 +2635,16 @@ def null_space_charts(points1, points2, rng=None):
     """
     rng = check_rng(rng)
     cols = np.stack([points1[..., 0], points1[..., 1], points2[..., 0], points2[..., 1]])
-    angle = rng.uniform(np.pi / 6, np.pi / 3, size=cols.shape[:2]) * rng.choice((-1, 1),
-                                                                                 cols.shape[:2])
+    # The angles and signs of Generator.choice((-1, 1)), drawn the same way.
+    angle = rng.uniform(np.pi / 6, np.pi / 3, size=cols.shape[:2]) * np.array(
+        [-1.0, 1.0])[rng.integers(0, 2, size=cols.shape[:2])]
     cos, sin = np.cos(angle), np.sin(angle)
-    R = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
-    T = R @ axis_normalization(cols)  # (4, B, 2, 2)
+    # T = R N with N = axis_normalization(cols) = [[s, -s m], [0, 1]], written out.
+    m = cols.mean(axis=-1)
+    sm = 1.0 / np.maximum(np.abs(cols - m[..., None]).mean(axis=-1), 1e-12)
+    T = np.empty((*cols.shape[:2], 2, 2))  # (4, B, 2, 2)
+    T[..., 0, 0], T[..., 1, 0] = cos * sm, sin * sm
+    T[..., 0, 1], T[..., 1, 1] = cos * (-sm * m) - sin, sin * (-sm * m) + cos
     h = T[..., :, :1] * cols[..., None, :] + T[..., :, 1:]  # (4, B, 2, 13) homogeneous
     D = _design_rows(h[:, :, 0], h[:, :, 1])
     _, s, Vt = np.linalg.svd(D)
@@ -2743,8 +2746,8 @@ def solve_minimal(points1, points2, *, rng=None, backend: str = "auto") -> Minim
     sol = solve_minimal_complex(points1, points2, rng=rng, backend=backend)
     u, found = sol.solutions, sol.found
     half = N_SOLUTIONS // 2
-    scale = 1.0 + np.abs(np.nan_to_num(u))
-    real = found & np.all(np.abs(np.nan_to_num(u.imag)) <= REAL_TOL * scale, axis=1)
+    # NaN (solutions not found) compares False: not real.
+    real = found & np.all(np.abs(u.imag) <= REAL_TOL * (1.0 + np.abs(u)), axis=1)
     keep = real[:, :half] & real[:, half:]  # (B, 28): both matrices C real
     bi, ki = np.nonzero(keep)
     F = _pixel_tensors(sol.params[bi], u[bi, :2, ki].real, sol.T[bi])
