@@ -280,7 +280,11 @@ def lane_eval_lines(body: list[str], name: str, outputs: str, doc: str) -> list[
             statements[-1][1] += " " + line.strip()
         else:
             target, expr = line.strip().split(" = ", 1)
-            statements.append([target, expr])
+            if re.fullmatch(r"\w+(, \w+)+", target):  # a tuple: one statement per name
+                statements += [[t, e] for t, e in zip(target.split(", "), expr.split(", "),
+                                                      strict=True)]
+            else:
+                statements.append([target, expr])
     needed, kept = set(), []
     for target, expr in reversed(statements):
         store = re.match(r"(H|Ht|J)\[", target)

@@ -40,9 +40,11 @@ partners. With numba installed (the optional extra ``fast``) the paths are track
 loops (compiled on the first call, cached on disk), four at a time: the evaluations and linear
 solves of a step run on the four paths together in vector instructions, and a path that ends
 hands its lane to the next one; without numba, all paths of all instances advance together in
-numpy. Both take the same steps. Instances whose paths fail (a path
-that diverges or stalls, two paths meeting at one end) are tracked again from a fresh random
-chart.
+numpy. Both take the same steps. The start system is tracked from a chart like those of the
+data (:func:`chart_from_null_space`). Instances whose paths fail (a path that diverges or
+stalls, two paths meeting at one end), or with a solution whose principal minors miss its
+tensor by more than :data:`STRUCTURE_TOL` (cancellation far out in the chart), are tracked
+again from a fresh random chart.
 
 The chart entry :math:`f_{2222}` is the value of the tensor at the origin of the image
 coordinates. After the usual per-axis normalisation the origin is the centroid of the data,
@@ -627,7 +629,8 @@ def _nb_eval_lanes(w):
         p2_12 = w[52 * _LANES + l] + t * w[100 * _LANES + l]
         p2_13 = w[53 * _LANES + l] + t * w[101 * _LANES + l]
         p2_14 = w[54 * _LANES + l] + t * w[102 * _LANES + l]
-        a, b = w[l], w[1 * _LANES + l]
+        a = w[l]
+        b = w[1 * _LANES + l]
         m0 = p0_0 + a * p1_0 + b * p2_0
         m1 = p0_1 + a * p1_1 + b * p2_1
         m2 = p0_2 + a * p1_2 + b * p2_2
@@ -665,9 +668,12 @@ def _nb_eval_lanes(w):
         c10 = c00 * c11 - m3
         c20 = c00 * c22 - m5
         c30 = c00 * c33 - m6
-        c12, c21, c13, c31, c23, c32 = (w[2 * _LANES + l], w[3 * _LANES
-                                        + l], w[4 * _LANES + l], w[5 * _LANES
-                                        + l], w[6 * _LANES + l], w[7 * _LANES + l])
+        c12 = w[2 * _LANES + l]
+        c21 = w[3 * _LANES + l]
+        c13 = w[4 * _LANES + l]
+        c31 = w[5 * _LANES + l]
+        c23 = w[6 * _LANES + l]
+        c32 = w[7 * _LANES + l]
         a00 = p1_7
         a11 = p1_11
         a22 = p1_13
@@ -877,7 +883,8 @@ def _nb_eval_lanes_hj(w):
         p2_12 = w[52 * _LANES + l] + t * w[100 * _LANES + l]
         p2_13 = w[53 * _LANES + l] + t * w[101 * _LANES + l]
         p2_14 = w[54 * _LANES + l] + t * w[102 * _LANES + l]
-        a, b = w[l], w[1 * _LANES + l]
+        a = w[l]
+        b = w[1 * _LANES + l]
         m0 = p0_0 + a * p1_0 + b * p2_0
         m1 = p0_1 + a * p1_1 + b * p2_1
         m2 = p0_2 + a * p1_2 + b * p2_2
@@ -900,9 +907,12 @@ def _nb_eval_lanes_hj(w):
         c10 = c00 * c11 - m3
         c20 = c00 * c22 - m5
         c30 = c00 * c33 - m6
-        c12, c21, c13, c31, c23, c32 = (w[2 * _LANES + l], w[3 * _LANES
-                                        + l], w[4 * _LANES + l], w[5 * _LANES
-                                        + l], w[6 * _LANES + l], w[7 * _LANES + l])
+        c12 = w[2 * _LANES + l]
+        c21 = w[3 * _LANES + l]
+        c13 = w[4 * _LANES + l]
+        c31 = w[5 * _LANES + l]
+        c23 = w[6 * _LANES + l]
+        c32 = w[7 * _LANES + l]
         a00 = p1_7
         a11 = p1_11
         a22 = p1_13
@@ -1085,7 +1095,8 @@ def _nb_eval_lanes_jt(w):
         p2_12 = w[52 * _LANES + l] + t * w[100 * _LANES + l]
         p2_13 = w[53 * _LANES + l] + t * w[101 * _LANES + l]
         p2_14 = w[54 * _LANES + l] + t * w[102 * _LANES + l]
-        a, b = w[l], w[1 * _LANES + l]
+        a = w[l]
+        b = w[1 * _LANES + l]
         m3 = p0_3 + a * p1_3 + b * p2_3
         m5 = p0_5 + a * p1_5 + b * p2_5
         m6 = p0_6 + a * p1_6 + b * p2_6
@@ -1115,9 +1126,12 @@ def _nb_eval_lanes_jt(w):
         c10 = c00 * c11 - m3
         c20 = c00 * c22 - m5
         c30 = c00 * c33 - m6
-        c12, c21, c13, c31, c23, c32 = (w[2 * _LANES + l], w[3 * _LANES
-                                        + l], w[4 * _LANES + l], w[5 * _LANES
-                                        + l], w[6 * _LANES + l], w[7 * _LANES + l])
+        c12 = w[2 * _LANES + l]
+        c21 = w[3 * _LANES + l]
+        c13 = w[4 * _LANES + l]
+        c31 = w[5 * _LANES + l]
+        c23 = w[6 * _LANES + l]
+        c32 = w[7 * _LANES + l]
         a00 = p1_7
         a11 = p1_11
         a22 = p1_13
