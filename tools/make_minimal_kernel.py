@@ -314,16 +314,17 @@ def lane_eval_lines(body: list[str], name: str, outputs: str, doc: str) -> list[
     return out
 
 
-def lane_solve_lines() -> list[str]:
-    """``_nb_solve_lanes_block``: the block elimination of ``_nb_solve`` for both right-hand
-    sides, unrolled, in the loop over the lanes."""
-    J, B0, B1, X0, X1 = (ROWS[k] for k in ("J", "H", "HT", "X0", "X1"))
+def lane_solve_lines(name: str, columns, doc: str) -> list[str]:
+    """The block elimination of ``_nb_solve``, unrolled, in the loop over the lanes: the
+    function ``name`` that solves for the right-hand sides ``columns`` (0 for ``H``, 1 for
+    ``Ht``), each into its rows ``X0`` or ``X1``."""
+    J, X0, X1 = ROWS["J"], ROWS["X0"], ROWS["X1"]
+    B = (ROWS["H"], ROWS["HT"])
     ind = "        "
-    out = ["def _nb_solve_lanes_block(w):", LANE_SOLVE_DOC, "    for l in range(_LANES):"]
+    out = [f"def {name}(w):", doc, "    for l in range(_LANES):"]
     body = [f"s00, s01 = {row(J + 48)}, {row(J + 49)}",
-            f"s10, s11 = {row(J + 56)}, {row(J + 57)}",
-            f"q00, q10 = {row(B0 + 6)}, {row(B0 + 7)}",
-            f"q01, q11 = {row(B1 + 6)}, {row(B1 + 7)}"]
+            f"s10, s11 = {row(J + 56)}, {row(J + 57)}"]
+    body += [f"q0{c}, q1{c} = {row(B[c] + 6)}, {row(B[c] + 7)}" for c in columns]
 
     def pivot(b00, b01, b10, b11):
         return [f"det = {b00} * {b11} - {b01} * {b10}",
@@ -345,19 +346,20 @@ def lane_solve_lines() -> list[str]:
                  f"m{k}01 = e00 * {row(J + 8 * r0 + 1)} + e01 * {row(J + 8 * r1 + 1)}",
                  f"m{k}10 = e10 * {row(J + 8 * r0)} + e11 * {row(J + 8 * r1)}",
                  f"m{k}11 = e10 * {row(J + 8 * r0 + 1)} + e11 * {row(J + 8 * r1 + 1)}"]
-        for c, B in enumerate((B0, B1)):
-            body += [f"z{k}0{c} = e00 * {row(B + r0)} + e01 * {row(B + r1)}",
-                     f"z{k}1{c} = e10 * {row(B + r0)} + e11 * {row(B + r1)}"]
+        for c in columns:
+            body += [f"z{k}0{c} = e00 * {row(B[c] + r0)} + e01 * {row(B[c] + r1)}",
+                     f"z{k}1{c} = e10 * {row(B[c] + r0)} + e11 * {row(B[c] + r1)}"]
         body += [f"w00, w01 = {row(J + 48 + c0)}, {row(J + 48 + c1)}",
                  f"w10, w11 = {row(J + 56 + c0)}, {row(J + 56 + c1)}"]
         for i in range(2):
             for j in range(2):
                 body.append(f"s{i}{j} -= w{i}0 * m{k}0{j} + w{i}1 * m{k}1{j}")
-        for c in range(2):
+        for c in columns:
             for i in range(2):
                 body.append(f"q{i}{c} -= w{i}0 * z{k}0{c} + w{i}1 * z{k}1{c}")
     body += pivot("s00", "s01", "s10", "s11")
-    for c, X in enumerate((X0, X1)):
+    for c in columns:
+        X = (X0, X1)[c]
         body += [f"xa = (s11 * q0{c} - s01 * q1{c}) * inv",
                  f"xb = (s00 * q1{c} - s10 * q0{c}) * inv",
                  f"{row(X)}, {row(X + 1)} = xa, xb"]
@@ -368,7 +370,7 @@ def lane_solve_lines() -> list[str]:
                 body.append(f"{name} = z{k}{i}{c} - m{k}{i}0 * xa - m{k}{i}1 * xb")
                 body.append(f"{row(X + 2 + 2 * k + i)} = {name}")
                 finite.append(name)
-        body.append(f"total {'+' if c else ''}= " + " + ".join(finite))
+        body.append(f"total {'+' if c != columns[0] else ''}= " + " + ".join(finite))
     # A sum of the solutions is finite exactly when they all are (short of overflow).
     body.append(f"{row(ROWS['BAD'])} = 1.0 if weak | (not np.isfinite(total.real + "
                 "total.imag)) else 0.0")
@@ -397,7 +399,11 @@ def generate() -> str:
         doc = (f'    """:func:`_nb_eval_lanes` without {rows} (its rows keep their values): the\n'
                f'    statements that the other outputs need.\n    """')
         lines += ["", "", *lane_eval_lines(body, name, outputs, doc)]
-    lines += ["", "", *lane_solve_lines()]
+    lines += ["", "", *lane_solve_lines("_nb_solve_lanes_block", (0, 1), LANE_SOLVE_DOC)]
+    for name, c, rhs in (("_nb_solve_lanes_h", 0, "``H``"), ("_nb_solve_lanes_ht", 1, "``Ht``")):
+        doc = (f'    """:func:`_nb_solve_lanes_block` for the right-hand side {rhs} alone (into\n'
+               f'    ``X{c}``; the other rows keep their values).\n    """')
+        lines += ["", "", *lane_solve_lines(name, (c,), doc)]
     lines.append(END)
     return "\n".join(lines) + "\n"
 

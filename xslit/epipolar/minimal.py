@@ -1415,6 +1415,212 @@ def _nb_solve_lanes_block(w):
         w[200 * _LANES + l] = x21
         total += xa + xb + x00 + x01 + x10 + x11 + x20 + x21
         w[201 * _LANES + l] = 1.0 if weak | (not np.isfinite(total.real + total.imag)) else 0.0
+
+
+def _nb_solve_lanes_h(w):
+    """:func:`_nb_solve_lanes_block` for the right-hand side ``H`` alone (into
+    ``X0``; the other rows keep their values).
+    """
+    for l in range(_LANES):
+        s00, s01 = w[169 * _LANES + l], w[170 * _LANES + l]
+        s10, s11 = w[177 * _LANES + l], w[178 * _LANES + l]
+        q00, q10 = w[111 * _LANES + l], w[112 * _LANES + l]
+        b00, b01 = w[123 * _LANES + l], w[124 * _LANES + l]
+        b10, b11 = w[147 * _LANES + l], w[148 * _LANES + l]
+        weak = False
+        det = b00 * b11 - b01 * b10
+        size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
+                   max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
+        m000 = e00 * w[121 * _LANES + l] + e01 * w[145 * _LANES + l]
+        m001 = e00 * w[122 * _LANES + l] + e01 * w[146 * _LANES + l]
+        m010 = e10 * w[121 * _LANES + l] + e11 * w[145 * _LANES + l]
+        m011 = e10 * w[122 * _LANES + l] + e11 * w[146 * _LANES + l]
+        z000 = e00 * w[105 * _LANES + l] + e01 * w[108 * _LANES + l]
+        z010 = e10 * w[105 * _LANES + l] + e11 * w[108 * _LANES + l]
+        w00, w01 = w[171 * _LANES + l], w[172 * _LANES + l]
+        w10, w11 = w[179 * _LANES + l], w[180 * _LANES + l]
+        s00 -= w00 * m000 + w01 * m010
+        s01 -= w00 * m001 + w01 * m011
+        s10 -= w10 * m000 + w11 * m010
+        s11 -= w10 * m001 + w11 * m011
+        q00 -= w00 * z000 + w01 * z010
+        q10 -= w10 * z000 + w11 * z010
+        b00, b01 = w[133 * _LANES + l], w[134 * _LANES + l]
+        b10, b11 = w[157 * _LANES + l], w[158 * _LANES + l]
+        det = b00 * b11 - b01 * b10
+        size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
+                   max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
+        m100 = e00 * w[129 * _LANES + l] + e01 * w[153 * _LANES + l]
+        m101 = e00 * w[130 * _LANES + l] + e01 * w[154 * _LANES + l]
+        m110 = e10 * w[129 * _LANES + l] + e11 * w[153 * _LANES + l]
+        m111 = e10 * w[130 * _LANES + l] + e11 * w[154 * _LANES + l]
+        z100 = e00 * w[106 * _LANES + l] + e01 * w[109 * _LANES + l]
+        z110 = e10 * w[106 * _LANES + l] + e11 * w[109 * _LANES + l]
+        w00, w01 = w[173 * _LANES + l], w[174 * _LANES + l]
+        w10, w11 = w[181 * _LANES + l], w[182 * _LANES + l]
+        s00 -= w00 * m100 + w01 * m110
+        s01 -= w00 * m101 + w01 * m111
+        s10 -= w10 * m100 + w11 * m110
+        s11 -= w10 * m101 + w11 * m111
+        q00 -= w00 * z100 + w01 * z110
+        q10 -= w10 * z100 + w11 * z110
+        b00, b01 = w[143 * _LANES + l], w[144 * _LANES + l]
+        b10, b11 = w[167 * _LANES + l], w[168 * _LANES + l]
+        det = b00 * b11 - b01 * b10
+        size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
+                   max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
+        m200 = e00 * w[137 * _LANES + l] + e01 * w[161 * _LANES + l]
+        m201 = e00 * w[138 * _LANES + l] + e01 * w[162 * _LANES + l]
+        m210 = e10 * w[137 * _LANES + l] + e11 * w[161 * _LANES + l]
+        m211 = e10 * w[138 * _LANES + l] + e11 * w[162 * _LANES + l]
+        z200 = e00 * w[107 * _LANES + l] + e01 * w[110 * _LANES + l]
+        z210 = e10 * w[107 * _LANES + l] + e11 * w[110 * _LANES + l]
+        w00, w01 = w[175 * _LANES + l], w[176 * _LANES + l]
+        w10, w11 = w[183 * _LANES + l], w[184 * _LANES + l]
+        s00 -= w00 * m200 + w01 * m210
+        s01 -= w00 * m201 + w01 * m211
+        s10 -= w10 * m200 + w11 * m210
+        s11 -= w10 * m201 + w11 * m211
+        q00 -= w00 * z200 + w01 * z210
+        q10 -= w10 * z200 + w11 * z210
+        det = s00 * s11 - s01 * s10
+        size = max(max(abs(s00.real) + abs(s00.imag), abs(s01.real) + abs(s01.imag)),
+                   max(abs(s10.real) + abs(s10.imag), abs(s11.real) + abs(s11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        xa = (s11 * q00 - s01 * q10) * inv
+        xb = (s00 * q10 - s10 * q00) * inv
+        w[185 * _LANES + l], w[186 * _LANES + l] = xa, xb
+        x00 = z000 - m000 * xa - m001 * xb
+        w[187 * _LANES + l] = x00
+        x01 = z010 - m010 * xa - m011 * xb
+        w[188 * _LANES + l] = x01
+        x10 = z100 - m100 * xa - m101 * xb
+        w[189 * _LANES + l] = x10
+        x11 = z110 - m110 * xa - m111 * xb
+        w[190 * _LANES + l] = x11
+        x20 = z200 - m200 * xa - m201 * xb
+        w[191 * _LANES + l] = x20
+        x21 = z210 - m210 * xa - m211 * xb
+        w[192 * _LANES + l] = x21
+        total = xa + xb + x00 + x01 + x10 + x11 + x20 + x21
+        w[201 * _LANES + l] = 1.0 if weak | (not np.isfinite(total.real + total.imag)) else 0.0
+
+
+def _nb_solve_lanes_ht(w):
+    """:func:`_nb_solve_lanes_block` for the right-hand side ``Ht`` alone (into
+    ``X1``; the other rows keep their values).
+    """
+    for l in range(_LANES):
+        s00, s01 = w[169 * _LANES + l], w[170 * _LANES + l]
+        s10, s11 = w[177 * _LANES + l], w[178 * _LANES + l]
+        q01, q11 = w[119 * _LANES + l], w[120 * _LANES + l]
+        b00, b01 = w[123 * _LANES + l], w[124 * _LANES + l]
+        b10, b11 = w[147 * _LANES + l], w[148 * _LANES + l]
+        weak = False
+        det = b00 * b11 - b01 * b10
+        size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
+                   max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
+        m000 = e00 * w[121 * _LANES + l] + e01 * w[145 * _LANES + l]
+        m001 = e00 * w[122 * _LANES + l] + e01 * w[146 * _LANES + l]
+        m010 = e10 * w[121 * _LANES + l] + e11 * w[145 * _LANES + l]
+        m011 = e10 * w[122 * _LANES + l] + e11 * w[146 * _LANES + l]
+        z001 = e00 * w[113 * _LANES + l] + e01 * w[116 * _LANES + l]
+        z011 = e10 * w[113 * _LANES + l] + e11 * w[116 * _LANES + l]
+        w00, w01 = w[171 * _LANES + l], w[172 * _LANES + l]
+        w10, w11 = w[179 * _LANES + l], w[180 * _LANES + l]
+        s00 -= w00 * m000 + w01 * m010
+        s01 -= w00 * m001 + w01 * m011
+        s10 -= w10 * m000 + w11 * m010
+        s11 -= w10 * m001 + w11 * m011
+        q01 -= w00 * z001 + w01 * z011
+        q11 -= w10 * z001 + w11 * z011
+        b00, b01 = w[133 * _LANES + l], w[134 * _LANES + l]
+        b10, b11 = w[157 * _LANES + l], w[158 * _LANES + l]
+        det = b00 * b11 - b01 * b10
+        size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
+                   max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
+        m100 = e00 * w[129 * _LANES + l] + e01 * w[153 * _LANES + l]
+        m101 = e00 * w[130 * _LANES + l] + e01 * w[154 * _LANES + l]
+        m110 = e10 * w[129 * _LANES + l] + e11 * w[153 * _LANES + l]
+        m111 = e10 * w[130 * _LANES + l] + e11 * w[154 * _LANES + l]
+        z101 = e00 * w[114 * _LANES + l] + e01 * w[117 * _LANES + l]
+        z111 = e10 * w[114 * _LANES + l] + e11 * w[117 * _LANES + l]
+        w00, w01 = w[173 * _LANES + l], w[174 * _LANES + l]
+        w10, w11 = w[181 * _LANES + l], w[182 * _LANES + l]
+        s00 -= w00 * m100 + w01 * m110
+        s01 -= w00 * m101 + w01 * m111
+        s10 -= w10 * m100 + w11 * m110
+        s11 -= w10 * m101 + w11 * m111
+        q01 -= w00 * z101 + w01 * z111
+        q11 -= w10 * z101 + w11 * z111
+        b00, b01 = w[143 * _LANES + l], w[144 * _LANES + l]
+        b10, b11 = w[167 * _LANES + l], w[168 * _LANES + l]
+        det = b00 * b11 - b01 * b10
+        size = max(max(abs(b00.real) + abs(b00.imag), abs(b01.real) + abs(b01.imag)),
+                   max(abs(b10.real) + abs(b10.imag), abs(b11.real) + abs(b11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        e00, e01, e10, e11 = b11 * inv, -b01 * inv, -b10 * inv, b00 * inv
+        m200 = e00 * w[137 * _LANES + l] + e01 * w[161 * _LANES + l]
+        m201 = e00 * w[138 * _LANES + l] + e01 * w[162 * _LANES + l]
+        m210 = e10 * w[137 * _LANES + l] + e11 * w[161 * _LANES + l]
+        m211 = e10 * w[138 * _LANES + l] + e11 * w[162 * _LANES + l]
+        z201 = e00 * w[115 * _LANES + l] + e01 * w[118 * _LANES + l]
+        z211 = e10 * w[115 * _LANES + l] + e11 * w[118 * _LANES + l]
+        w00, w01 = w[175 * _LANES + l], w[176 * _LANES + l]
+        w10, w11 = w[183 * _LANES + l], w[184 * _LANES + l]
+        s00 -= w00 * m200 + w01 * m210
+        s01 -= w00 * m201 + w01 * m211
+        s10 -= w10 * m200 + w11 * m210
+        s11 -= w10 * m201 + w11 * m211
+        q01 -= w00 * z201 + w01 * z211
+        q11 -= w10 * z201 + w11 * z211
+        det = s00 * s11 - s01 * s10
+        size = max(max(abs(s00.real) + abs(s00.imag), abs(s01.real) + abs(s01.imag)),
+                   max(abs(s10.real) + abs(s10.imag), abs(s11.real) + abs(s11.imag)))
+        weak |= not abs(det.real) + abs(det.imag) > _PIVOT_TOL * size * size
+        r = 1.0 / (det.real * det.real + det.imag * det.imag)
+        inv = complex(det.real * r, -det.imag * r)
+        xa = (s11 * q01 - s01 * q11) * inv
+        xb = (s00 * q11 - s10 * q01) * inv
+        w[193 * _LANES + l], w[194 * _LANES + l] = xa, xb
+        x00 = z001 - m000 * xa - m001 * xb
+        w[195 * _LANES + l] = x00
+        x01 = z011 - m010 * xa - m011 * xb
+        w[196 * _LANES + l] = x01
+        x10 = z101 - m100 * xa - m101 * xb
+        w[197 * _LANES + l] = x10
+        x11 = z111 - m110 * xa - m111 * xb
+        w[198 * _LANES + l] = x11
+        x20 = z201 - m200 * xa - m201 * xb
+        w[199 * _LANES + l] = x20
+        x21 = z211 - m210 * xa - m211 * xb
+        w[200 * _LANES + l] = x21
+        total = xa + xb + x00 + x01 + x10 + x11 + x20 + x21
+        w[201 * _LANES + l] = 1.0 if weak | (not np.isfinite(total.real + total.imag)) else 0.0
 # END GENERATED
 
 
@@ -1436,10 +1642,17 @@ def _nb_copy_lanes(w, src, dst, count, sign):
             w[(dst + c) * _LANES + l] = sign * w[(src + c) * _LANES + l]
 
 
-def _nb_solve_lanes(w, active, A, J, B, X):
-    """:func:`_nb_solve_lanes_block`, then :func:`_nb_lu` on the active lanes that it flagged;
-    ``A``, ``J`` (8, 8), ``B``, ``X`` (8, 2) are work arrays."""
-    _nb_solve_lanes_block(w)
+def _nb_solve_lanes(w, rhs, active, A, J, B, X):
+    """``J^{-1} H`` into rows ``_W_X0`` (``rhs`` 0), ``J^{-1} Ht`` into rows ``_W_X1`` (1) or
+    both (2) on every lane (:func:`_nb_solve_lanes_h`, :func:`_nb_solve_lanes_ht`,
+    :func:`_nb_solve_lanes_block`), then both by :func:`_nb_lu` on the active lanes that were
+    flagged; ``A``, ``J`` (8, 8), ``B``, ``X`` (8, 2) are work arrays."""
+    if rhs == 0:
+        _nb_solve_lanes_h(w)
+    elif rhs == 1:
+        _nb_solve_lanes_ht(w)
+    else:
+        _nb_solve_lanes_block(w)
     for l in range(_LANES):
         if not (active[l] and w[_W_BAD * _LANES + l].real != 0.0):
             continue
@@ -1464,7 +1677,7 @@ def _nb_velocity_lanes(w, active, A, J, B, X, frac, slope):
                                          + (frac * w[_W_HA * _LANES + l].real)
                                          * w[(_W_K + 8 * (slope - 1) + c) * _LANES + l])
     _nb_eval_lanes_jt(w)
-    _nb_solve_lanes(w, active, A, J, B, X)
+    _nb_solve_lanes(w, 1, active, A, J, B, X)
     _nb_copy_lanes(w, _W_X1, _W_K + 8 * slope, 8, -1.0)
 
 
@@ -1543,14 +1756,14 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
         for l in range(_LANES):
             w[_W_TS * _LANES + l] = t[l] + w[_W_HA * _LANES + l].real
         _nb_eval_lanes_hj(w)
-        _nb_solve_lanes(w, active, A, Jl, B, X)
+        _nb_solve_lanes(w, 0, active, A, Jl, B, X)
         _nb_copy_lanes(w, _W_X0, _W_D1, 8, 1.0)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
         # The second correction also gives the velocity of the next step.
         _nb_eval_lanes(w)
-        _nb_solve_lanes(w, active, A, Jl, B, X)
+        _nb_solve_lanes(w, 2, active, A, Jl, B, X)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
@@ -1980,7 +2193,8 @@ def _nb_first_occurrence(u, ok, rtol):
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
                  "_nb_eval_lanes", "_nb_eval_lanes_hj", "_nb_eval_lanes_jt",
-                 "_nb_solve_lanes_block", "_nb_copy_lanes",
+                 "_nb_solve_lanes_block", "_nb_solve_lanes_h", "_nb_solve_lanes_ht",
+                 "_nb_copy_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
                  "_nb_first_occurrence")
 
