@@ -27,5 +27,5 @@ system-deps:
 $(STAMP): pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,fast]'
 	@touch $(STAMP)
