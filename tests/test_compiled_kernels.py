@@ -2,6 +2,10 @@
 the extra ``fast``) against the numpy code they replace: the same numbers up to rounding, and
 the same estimates. Each test runs on both paths; the compiled one is skipped without numba."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -78,3 +82,18 @@ def test_estimate_on_either_path(backend):
     assert F.shape == (2, 2, 2, 2) and np.all(np.isfinite(F))
     assert (inl & s["inliers"]).sum() >= 0.97 * s["inliers"].sum()
     assert (inl & ~s["inliers"]).sum() <= 3
+
+
+def test_switch_and_lazy_import():
+    """``XSLIT_NO_NUMBA`` selects the numpy path, and importing the estimators does not load
+    numba (it is imported at the first call that needs a kernel)."""
+    code = ("import os, sys, xslit, xslit.epipolar.variety, xslit.epipolar.estimate; "
+            "from xslit import _jit; print(_jit.USE_NUMBA, 'numba' in sys.modules)")
+    env = dict(os.environ, XSLIT_NO_NUMBA="1")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env)
+    assert out.stdout.split() == ["False", "False"]
+    env["XSLIT_NO_NUMBA"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env)
+    assert out.stdout.split()[1] == "False"
