@@ -148,8 +148,8 @@ class _Residuals:
             Ms = np.ascontiguousarray(f, dtype=float).reshape(-1, 4, 4)
             d = np.empty((len(Ms), len(self.x)))
             for b in range(len(Ms)):
-                kernel(Ms[b], self.x, self.y, self.xp, self.yp, self.s2, False, d[b],
-                       _NO_JACOBIAN)
+                kernel(Ms[b], self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, False,
+                       d[b], _NO_JACOBIAN, _NO_JACOBIAN)
             return d
         e, g2, _ = self._parts(np.asarray(f, dtype=float))
         np.sqrt(g2, out=g2)
@@ -175,10 +175,10 @@ class _Residuals:
         if kernel is not None:
             n = len(self.x)
             d = np.empty(n)
-            J = self._scratch.get("J", (n, 16))
+            J = self._scratch.get("J", (16, n))
             kernel(np.ascontiguousarray(f, dtype=float).reshape(4, 4), self.x, self.y, self.xp,
-                   self.yp, self.s2, True, d, J)
-            return d, J.T @ J, d @ J
+                   self.yp, self.a, self.c, self.s2, True, d, self._scratch.get("W", (7, n)), J)
+            return d, J @ J.T, J @ d
         if parts is None:
             parts = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
         e, g2, grads = parts
@@ -230,23 +230,26 @@ def _nb_point(m, s, xn, yn, xpn, ypn):  # pragma: no cover - compiled
     return e, ex, ey, exp, eyp, g2
 
 
-def _nb_residuals(M, x, y, xp, yp, s2, jacobian, d, J):  # pragma: no cover - compiled
+def _nb_residuals(M, x, y, xp, yp, a, c, s2, jacobian, d, W, J):  # pragma: no cover
     """:meth:`_Residuals.distances` of one tensor ``M`` (4, 4) point by point into ``d``
-    (n,), or with ``jacobian`` the distances and the Jacobian ``J`` (n, 16) of
+    (n,), or with ``jacobian`` the distances and the Jacobian rows ``J`` (16, n) of
     :meth:`_Residuals.normal_equations` (the same operations; for numba,
-    :func:`_compiled_residuals`)."""
+    :func:`_compiled_residuals`): the factors ``u`` and ``v`` of each row ``u (x) c +
+    a (x) v`` first (into ``W`` (7, n)), then the rows one by one from them and the rows
+    ``a``, ``c`` (4, n) (two simple loops, which the compiler vectorises, where one loop
+    writing 17 arrays per point is not)."""
     m = (M[0, 0], M[0, 1], M[0, 2], M[0, 3], M[1, 0], M[1, 1], M[1, 2], M[1, 3],
          M[2, 0], M[2, 1], M[2, 2], M[2, 3], M[3, 0], M[3, 1], M[3, 2], M[3, 3])
     s = (s2[0], s2[1], s2[2], s2[3])
+    n_points = x.shape[0]
     if not jacobian:
-        for n in range(x.shape[0]):
+        for n in range(n_points):
             e, _, _, _, _, g2 = _nb_point(m, s, x[n], y[n], xp[n], yp[n])
             d[n] = e / np.sqrt(g2)
         return
-    for n in range(x.shape[0]):
+    for n in range(n_points):
         xn, yn, xpn, ypn = x[n], y[n], xp[n], yp[n]
         e, ex, ey, exp, eyp, g2 = _nb_point(m, s, xn, yn, xpn, ypn)
-        a0, c0 = xn * yn, xpn * ypn
         ig = 1.0 / np.sqrt(g2)
         dn = e * ig
         d[n] = dn
@@ -254,29 +257,26 @@ def _nb_residuals(M, x, y, xp, yp, s2, jacobian, d, J):  # pragma: no cover - co
         px, py = (s[0] * w) * ex, (s[1] * w) * ey
         u1 = xn * ig - px
         u2 = yn * ig - py
-        u0 = yn * u1 - py * xn
+        W[0, n] = yn * u1 - py * xn
+        W[1, n] = u1
+        W[2, n] = u2
+        W[3, n] = ig
         v1 = exp * (-s[2] * w)
         v2 = eyp * (-s[3] * w)
-        v0 = ypn * v1 + v2 * xpn
-        J[n, 0] = u0 * c0 + a0 * v0
-        J[n, 1] = u0 * xpn + a0 * v1
-        J[n, 2] = u0 * ypn + a0 * v2
-        J[n, 3] = u0
-        J[n, 4] = u1 * c0 + xn * v0
-        J[n, 5] = u1 * xpn + xn * v1
-        J[n, 6] = u1 * ypn + xn * v2
-        J[n, 7] = u1
-        J[n, 8] = u2 * c0 + yn * v0
-        J[n, 9] = u2 * xpn + yn * v1
-        J[n, 10] = u2 * ypn + yn * v2
-        J[n, 11] = u2
-        J[n, 12] = ig * c0 + v0
-        J[n, 13] = ig * xpn + v1
-        J[n, 14] = ig * ypn + v2
-        J[n, 15] = ig
+        W[4, n] = ypn * v1 + v2 * xpn
+        W[5, n] = v1
+        W[6, n] = v2
+    # Row 4 i + j of J is u_i c_j + a_i v_j, and u_i where c_3 = 1, v_3 = 0.
+    for i in range(4):
+        for j in range(3):
+            r = 4 * i + j
+            for n in range(n_points):
+                J[r, n] = W[i, n] * c[j, n] + a[i, n] * W[4 + j, n]
+        for n in range(n_points):
+            J[4 * i + 3, n] = W[i, n]
 
 
-#: The Jacobian argument of :func:`_nb_residuals` when only distances are wanted.
+#: The ``W`` and ``J`` arguments of :func:`_nb_residuals` when only distances are wanted.
 _NO_JACOBIAN = np.empty((0, 0))
 
 
