@@ -18,10 +18,12 @@ Its entries are (eq. entries_epipolar_tensor, 0-based rows)
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 
+from .. import _jit
 from .._checks import check_batch, check_image_points, check_point_pair
 from .._scratch import Scratch
 
@@ -308,6 +310,14 @@ class SampsonRows:
         With ``norms``, also the gradient norms ``|grad e|`` ``(M, N)`` (the Sampson weights
         of a linear refit).
         """
+        kernel = _compiled_sampson() if _jit.USE_NUMBA else None
+        if kernel is not None:
+            Ms = np.ascontiguousarray(F, dtype=float).reshape(-1, 4, 4)
+            shape = (len(Ms), len(self.x))
+            d = np.empty(shape)
+            gn = np.empty(shape) if norms else self._scratch.get("gn", shape)
+            kernel(Ms, self.a, self.c, self.x, self.y, self.xp, self.yp, signed, d, gn)
+            return (d, gn) if norms else d
         e, aM, Mc = self._products(F)
         d, gn = _sampson_kernel(e, np.swapaxes(aM, 0, 1), np.swapaxes(Mc, 0, 1), self.x,
                                 self.y, self.xp, self.yp, signed, self._scratch)
@@ -322,6 +332,8 @@ def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False, scratch=None):
 
     The distances overwrite ``e`` (returned); the gradient norms, also returned, and the
     temporaries live in ``scratch`` (a fresh :class:`~xslit._scratch.Scratch` by default).
+    With numba, :meth:`SampsonRows.distances` computes the same numbers point by point in one
+    compiled pass (:func:`_nb_sampson`), products included.
     """
     scratch = Scratch() if scratch is None else scratch
     t, gn = scratch.get("t", e.shape), scratch.get("gn", e.shape)
@@ -340,6 +352,42 @@ def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False, scratch=None):
         e /= gn
     e[np.isnan(e)] = 0.0
     return e, gn
+
+
+def _nb_sampson(Ms, a, c, x, y, xp, yp, signed, d, gn):  # pragma: no cover - compiled
+    """:func:`_sampson_kernel` of the products of each ``Ms[m]`` (4, 4) with the rows ``a``,
+    ``c`` (4, N), computed point by point in one pass (for numba, :func:`_compiled_sampson`):
+    the distances go to ``d`` and the gradient norms to ``gn`` (M, N)."""
+    for m in range(Ms.shape[0]):
+        M = Ms[m]
+        for n in range(a.shape[1]):
+            a0, a1, a2, a3 = a[0, n], a[1, n], a[2, n], a[3, n]
+            c0, c1, c2, c3 = c[0, n], c[1, n], c[2, n], c[3, n]
+            aM0 = a0 * M[0, 0] + a1 * M[1, 0] + a2 * M[2, 0] + a3 * M[3, 0]
+            aM1 = a0 * M[0, 1] + a1 * M[1, 1] + a2 * M[2, 1] + a3 * M[3, 1]
+            aM2 = a0 * M[0, 2] + a1 * M[1, 2] + a2 * M[2, 2] + a3 * M[3, 2]
+            aM3 = a0 * M[0, 3] + a1 * M[1, 3] + a2 * M[2, 3] + a3 * M[3, 3]
+            Mc0 = M[0, 0] * c0 + M[0, 1] * c1 + M[0, 2] * c2 + M[0, 3] * c3
+            Mc1 = M[1, 0] * c0 + M[1, 1] * c1 + M[1, 2] * c2 + M[1, 3] * c3
+            Mc2 = M[2, 0] * c0 + M[2, 1] * c1 + M[2, 2] * c2 + M[2, 3] * c3
+            e = aM0 * c0 + aM1 * c1 + aM2 * c2 + aM3 * c3
+            t0 = Mc0 * y[n] + Mc1
+            t1 = Mc0 * x[n] + Mc2
+            t2 = aM0 * yp[n] + aM1
+            t3 = aM0 * xp[n] + aM2
+            g = np.sqrt(t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3)
+            if not signed:
+                e = abs(e)
+            r = e / g
+            d[m, n] = 0.0 if r != r else r
+            gn[m, n] = g
+
+
+@functools.cache
+def _compiled_sampson():
+    """The compiled :func:`_nb_sampson`, or None when numba cannot be imported (compiled on
+    the first call, cached on disk)."""
+    return _nb_sampson if _jit.compile_kernels(globals(), ("_nb_sampson",)) else None
 
 
 def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:

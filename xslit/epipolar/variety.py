@@ -36,10 +36,12 @@ pixel offsets.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _jit
 from .._scratch import Scratch
 from .linear import normalize_axes
 from .minors import candidate_matrices, principal_minor_jacobian, principal_minor_tensor
@@ -141,6 +143,14 @@ class _Residuals:
 
     def distances(self, f) -> np.ndarray:
         """Signed distances ``(B, n)`` of tensors ``f`` ``(B, 16)``."""
+        kernel = _compiled_residuals() if _jit.USE_NUMBA else None
+        if kernel is not None:
+            Ms = np.ascontiguousarray(f, dtype=float).reshape(-1, 4, 4)
+            d = np.empty((len(Ms), len(self.x)))
+            for b in range(len(Ms)):
+                kernel(Ms[b], self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, False,
+                       d[b], _NO_JACOBIAN, _NO_JACOBIAN)
+            return d
         e, g2, _ = self._parts(np.asarray(f, dtype=float))
         np.sqrt(g2, out=g2)
         e /= g2
@@ -150,7 +160,10 @@ class _Residuals:
         """Signed distances ``(n,)`` of one tensor ``f`` ``(16,)``, and the parts of their
         normal equations (:meth:`normal_equations` of the same ``f`` takes them instead of
         evaluating the tensor again; valid until this evaluator or one sharing its scratch
-        is called again)."""
+        is called again). The parts are None with the compiled kernel, whose normal
+        equations evaluate the tensor again in the same pass."""
+        if _jit.USE_NUMBA and _compiled_residuals() is not None:
+            return self.distances(np.asarray(f, dtype=float).reshape(1, 16))[0], None
         parts = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
         return parts[0][0] / np.sqrt(parts[1][0]), parts
 
@@ -158,6 +171,14 @@ class _Residuals:
         """Signed distances ``d`` ``(n,)`` of one tensor ``f`` ``(16,)``, and ``J^T J`` (16, 16)
         and ``J^T d`` (16,) with ``J`` ``(n, 16)`` their derivatives with respect to ``f``
         (from ``parts`` of :meth:`evaluate` of ``f`` when given)."""
+        kernel = _compiled_residuals() if _jit.USE_NUMBA else None
+        if kernel is not None:
+            n = len(self.x)
+            d = np.empty(n)
+            J = self._scratch.get("J", (16, n))
+            kernel(np.ascontiguousarray(f, dtype=float).reshape(4, 4), self.x, self.y, self.xp,
+                   self.yp, self.a, self.c, self.s2, True, d, self._scratch.get("W", (7, n)), J)
+            return d, J @ J.T, J @ d
         if parts is None:
             parts = self._parts(np.asarray(f, dtype=float).reshape(1, 16))
         e, g2, grads = parts
@@ -186,6 +207,85 @@ class _Residuals:
         J += np.multiply(self.a[:, None], v[None], out=self._scratch.get("Jv", (4, 4, n)))
         J = J.reshape(16, n)
         return d, J @ J.T, J @ d
+
+
+def _nb_point(m, s, xn, yn, xpn, ypn):  # pragma: no cover - compiled
+    """The residual, its derivatives along ``x, y, x', y'`` (normalised coordinates) and the
+    squared gradient norm in pixels (floored at 1e-300) of one correspondence, for the
+    entries ``m`` (16-tuple, row-major) of ``M`` and the squared axis scales ``s`` (4-tuple)."""
+    a0, c0 = xn * yn, xpn * ypn
+    aM0 = a0 * m[0] + xn * m[4] + yn * m[8] + m[12]
+    aM1 = a0 * m[1] + xn * m[5] + yn * m[9] + m[13]
+    aM2 = a0 * m[2] + xn * m[6] + yn * m[10] + m[14]
+    aM3 = a0 * m[3] + xn * m[7] + yn * m[11] + m[15]
+    Mc0 = m[0] * c0 + m[1] * xpn + m[2] * ypn + m[3]
+    Mc1 = m[4] * c0 + m[5] * xpn + m[6] * ypn + m[7]
+    Mc2 = m[8] * c0 + m[9] * xpn + m[10] * ypn + m[11]
+    e = aM0 * c0 + aM1 * xpn + aM2 * ypn + aM3
+    ex = Mc0 * yn + Mc1
+    ey = Mc0 * xn + Mc2
+    exp = aM0 * ypn + aM1
+    eyp = aM0 * xpn + aM2
+    g2 = max(s[0] * ex * ex + s[1] * ey * ey + s[2] * exp * exp + s[3] * eyp * eyp, 1e-300)
+    return e, ex, ey, exp, eyp, g2
+
+
+def _nb_residuals(M, x, y, xp, yp, a, c, s2, jacobian, d, W, J):  # pragma: no cover
+    """:meth:`_Residuals.distances` of one tensor ``M`` (4, 4) point by point into ``d``
+    (n,), or with ``jacobian`` the distances and the Jacobian rows ``J`` (16, n) of
+    :meth:`_Residuals.normal_equations` (the same operations; for numba,
+    :func:`_compiled_residuals`): the factors ``u`` and ``v`` of each row ``u (x) c +
+    a (x) v`` first (into ``W`` (7, n)), then the rows one by one from them and the rows
+    ``a``, ``c`` (4, n) (two simple loops, which the compiler vectorises, where one loop
+    writing 17 arrays per point is not)."""
+    m = (M[0, 0], M[0, 1], M[0, 2], M[0, 3], M[1, 0], M[1, 1], M[1, 2], M[1, 3],
+         M[2, 0], M[2, 1], M[2, 2], M[2, 3], M[3, 0], M[3, 1], M[3, 2], M[3, 3])
+    s = (s2[0], s2[1], s2[2], s2[3])
+    n_points = x.shape[0]
+    if not jacobian:
+        for n in range(n_points):
+            e, _, _, _, _, g2 = _nb_point(m, s, x[n], y[n], xp[n], yp[n])
+            d[n] = e / np.sqrt(g2)
+        return
+    for n in range(n_points):
+        xn, yn, xpn, ypn = x[n], y[n], xp[n], yp[n]
+        e, ex, ey, exp, eyp, g2 = _nb_point(m, s, xn, yn, xpn, ypn)
+        ig = 1.0 / np.sqrt(g2)
+        dn = e * ig
+        d[n] = dn
+        w = dn * ig * ig
+        px, py = (s[0] * w) * ex, (s[1] * w) * ey
+        u1 = xn * ig - px
+        u2 = yn * ig - py
+        W[0, n] = yn * u1 - py * xn
+        W[1, n] = u1
+        W[2, n] = u2
+        W[3, n] = ig
+        v1 = exp * (-s[2] * w)
+        v2 = eyp * (-s[3] * w)
+        W[4, n] = ypn * v1 + v2 * xpn
+        W[5, n] = v1
+        W[6, n] = v2
+    # Row 4 i + j of J is u_i c_j + a_i v_j, and u_i where c_3 = 1, v_3 = 0.
+    for i in range(4):
+        for j in range(3):
+            r = 4 * i + j
+            for n in range(n_points):
+                J[r, n] = W[i, n] * c[j, n] + a[i, n] * W[4 + j, n]
+        for n in range(n_points):
+            J[4 * i + 3, n] = W[i, n]
+
+
+#: The ``W`` and ``J`` arguments of :func:`_nb_residuals` when only distances are wanted.
+_NO_JACOBIAN = np.empty((0, 0))
+
+
+@functools.cache
+def _compiled_residuals():
+    """The compiled :func:`_nb_residuals`, or None when numba cannot be imported (compiled on
+    the first call, cached on disk)."""
+    names = ("_nb_point", "_nb_residuals")
+    return _nb_residuals if _jit.compile_kernels(globals(), names) else None
 
 
 def _balance(C):

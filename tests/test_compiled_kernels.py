@@ -1,0 +1,99 @@
+"""The compiled kernels of the Sampson distances and of the polish's normal equations (numba,
+the extra ``fast``) against the numpy code they replace: the same numbers up to rounding, and
+the same estimates. Each test runs on both paths; the compiled one is skipped without numba."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import xslit
+from xslit import _jit
+from xslit.epipolar.tensor import SampsonRows, sampson_distance_op, sampson_operator
+from xslit.epipolar.variety import refine_on_variety
+from xslit.synthetic import random_two_view_scene
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def backend(request, monkeypatch):
+    """The numpy path (as without the extra ``fast``) or the compiled kernels (skipped without
+    numba)."""
+    if request.param == "numba":
+        pytest.importorskip("numba")
+        monkeypatch.setattr(_jit, "USE_NUMBA", True)
+    else:
+        monkeypatch.setattr(_jit, "USE_NUMBA", False)
+    return request.param
+
+
+def _on(backend_name, monkeypatch, call):
+    monkeypatch.setattr(_jit, "USE_NUMBA", backend_name == "numba")
+    return call()
+
+
+def test_sampson_rows_match_the_operator(backend):
+    """Distances (signed and not) and gradient norms of a batch, with a correspondence whose
+    residual and gradient vanish (distance 0) and one whose gradient alone vanishes (inf)."""
+    rng = np.random.default_rng(21)
+    p1, p2 = rng.uniform(0, 900, (60, 2)), rng.uniform(0, 900, (60, 2))
+    F = rng.normal(size=(4, 2, 2, 2, 2))
+    F[3] = 0.0
+    F[3, 1, 1, 1, 1] = 1.0  # constant residual 1, no gradient anywhere
+    rows = SampsonRows(p1, p2)
+    G = sampson_operator(p1, p2)
+    d, gn = rows.distances(F, norms=True)
+    np.testing.assert_allclose(d[:3], sampson_distance_op(G, F[:3]), rtol=1e-12)
+    assert np.all(np.isinf(d[3])) and np.all(gn[3] == 0)
+    grad = np.einsum("knj,mj->kmn", G[1:], F.reshape(4, 16))
+    np.testing.assert_allclose(gn, np.sqrt((grad ** 2).sum(0)), rtol=1e-12)
+    signed = rows.distances(F[:3], signed=True)
+    np.testing.assert_allclose(signed, sampson_distance_op(G, F[:3], signed=True), rtol=1e-12)
+    F[3, 1, 1, 1, 1] = 0.0  # the zero tensor: 0 / 0 is a distance of 0
+    assert np.all(rows.distances(F[3:]) == 0)
+
+
+def test_compiled_and_numpy_paths_agree(monkeypatch):
+    """The polish on the variety and the robust estimate give the same tensors and masks on
+    both paths (to rounding)."""
+    pytest.importorskip("numba")
+    s = random_two_view_scene(2, 600, sigma=0.5, outlier_ratio=0.3)
+    p1, p2 = s["points1"], s["points2"]
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    fits = [_on(b, monkeypatch, lambda: refine_on_variety(F0, p1, p2, s["inliers"],
+                                                          threshold=1.5))
+            for b in ("numpy", "numba")]
+    np.testing.assert_allclose(fits[1].F, fits[0].F, atol=1e-9)
+    np.testing.assert_allclose(fits[1].distances, fits[0].distances, atol=1e-9)
+    found = [_on(b, monkeypatch, lambda: xslit.findEpipolarTensor(
+        p1, p2, xslit.USAC_DEFAULT, 1.5)) for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(found[1][1], found[0][1])
+    np.testing.assert_allclose(found[1][0] * np.sign(np.vdot(found[0][0], found[1][0])),
+                               found[0][0], atol=1e-9)
+
+
+def test_estimate_on_either_path(backend):
+    """findEpipolarTensor recovers the inliers on the path in use (the numpy one is the only
+    one without numba)."""
+    s = random_two_view_scene(3, 400, sigma=0.5, outlier_ratio=0.3)
+    F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], xslit.USAC_DEFAULT, 1.5)
+    inl = mask[:, 0] == 1
+    assert F.shape == (2, 2, 2, 2) and np.all(np.isfinite(F))
+    assert (inl & s["inliers"]).sum() >= 0.97 * s["inliers"].sum()
+    assert (inl & ~s["inliers"]).sum() <= 3
+
+
+def test_switch_and_lazy_import():
+    """``XSLIT_NO_NUMBA`` selects the numpy path, and importing the estimators does not load
+    numba (it is imported at the first call that needs a kernel)."""
+    code = ("import os, sys, xslit, xslit.epipolar.variety, xslit.epipolar.estimate; "
+            "from xslit import _jit; print(_jit.USE_NUMBA, 'numba' in sys.modules)")
+    env = dict(os.environ, XSLIT_NO_NUMBA="1")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env)
+    assert out.stdout.split() == ["False", "False"]
+    env["XSLIT_NO_NUMBA"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env)
+    assert out.stdout.split()[1] == "False"

@@ -1,0 +1,48 @@
+"""Optional compiled kernels (numba, the extra ``fast``) for the hottest loops over points.
+
+A module keeps its kernels as plain Python functions written for numba's nopython mode (scalar
+loops, no allocation inside them) next to the numpy code they replace, and asks
+:func:`compile_kernels` for the compiled versions on first use. Without numba, or with the
+environment variable ``XSLIT_NO_NUMBA`` set to anything but ``0`` or an empty string (to
+measure or test the numpy path), the kernels are never compiled and the numpy code runs; both
+give the same numbers up to rounding.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+__all__ = ["USE_NUMBA", "compile_kernels"]
+
+#: Whether the compiled kernels are used: numba is installed and ``XSLIT_NO_NUMBA`` is not set.
+#: A module reads it at each call (tests switch the numpy path on by setting it False).
+USE_NUMBA = (importlib.util.find_spec("numba") is not None
+             and os.environ.get("XSLIT_NO_NUMBA", "") in ("", "0"))
+
+
+def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:
+    """Compile the functions ``namespace[name]`` with numba and bind the compiled versions to
+    the same names (compiled functions call each other by their global names). The machine
+    code is cached on disk.
+
+    Parameters
+    ----------
+    namespace : dict
+        The module's ``globals()``.
+    names : tuple of str
+
+    Returns
+    -------
+    bool
+        False when numba cannot be imported (nothing is bound).
+    """
+    try:
+        import numba
+    except ImportError:
+        return False
+    for name in names:
+        # error_model="numpy": a division by zero gives inf or NaN as in numpy, not an error.
+        namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(
+            namespace[name])
+    return True
