@@ -63,6 +63,7 @@ from importlib import resources
 
 import numpy as np
 
+from .. import _jit
 from .._checks import (
     check_array,
     check_finite,
@@ -357,7 +358,9 @@ def _solve(J, rhs):
 # tools/make_minimal_kernel.py between its marker lines (a test checks that they agree).
 
 #: Whether numba is installed: :func:`track_paths` and the solvers then track the paths in
-#: compiled loops (``backend="auto"``), compiled on the first call and cached on disk.
+#: compiled loops (``backend="auto"``, unless the environment variable ``XSLIT_NO_NUMBA``
+#: switches the package's compiled kernels off, :mod:`xslit._jit`), compiled on the first
+#: call and cached on disk.
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
 #: Paths that the lane kernels (``_nb_*_lanes``) advance together: a work array of
@@ -2206,14 +2209,9 @@ def _compiled():
     code on disk) and binds the compiled ``_nb_*`` functions to their module names, by which
     they call each other. Division by zero gives inf or NaN as in numpy (the lane kernels divide on
     every lane, the idle ones too, and the callers test for finite results)."""
-    try:
-        import numba
-    except ImportError:
-        return None
     namespace = globals()
-    for name in _NB_FUNCTIONS:
-        namespace[name] = numba.njit(cache=True, nogil=True,
-                                     error_model="numpy")(namespace[name])
+    if not _jit.compile_kernels(namespace, _NB_FUNCTIONS):
+        return None
     return (namespace["_nb_track"], namespace["_nb_track_lanes"],
             namespace["_nb_first_occurrence"])
 
@@ -2223,7 +2221,9 @@ def _kernels(backend: str):
     selects, or None for the numpy implementation."""
     if backend not in ("auto", "numba", "numpy"):
         raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
-    kernels = _compiled() if backend != "numpy" and HAVE_NUMBA else None
+    # "auto" follows the package's switch (xslit._jit: numba installed, XSLIT_NO_NUMBA unset).
+    wanted = HAVE_NUMBA and (backend == "numba" or (backend == "auto" and _jit.USE_NUMBA))
+    kernels = _compiled() if wanted else None
     if kernels is None and backend == "numba":
         raise RuntimeError("the numba backend of the minimal solver needs numba: "
                            "pip install numba (or pip install 'xslit[fast]')")
