@@ -223,11 +223,14 @@ def _check_intrinsics(intrinsics1, intrinsics2) -> None:
 
 
 def pose_tensors(Phi, R, t) -> np.ndarray:
-    """Tensors ``(..., 16)`` of poses ``R (..., 3, 3)``, ``t (..., 3)`` through ``Phi``."""
+    """Tensors ``(..., 16)`` of poses ``R (..., 3, 3)``, ``t (..., 3)`` through ``Phi``
+    (the first of :func:`pose_tangents`)."""
     R = np.asarray(R, dtype=float)
     t = np.asarray(t, dtype=float)
-    E = (_translation_map(R) @ t[..., None])[..., 0]
-    return np.concatenate([R.reshape(*R.shape[:-2], 9), E], axis=-1) @ Phi.T
+    shape = np.broadcast_shapes(R.shape[:-2], t.shape[:-1])
+    R = np.broadcast_to(R, (*shape, 3, 3)).reshape(-1, 3, 3)
+    t = np.broadcast_to(t, (*shape, 3)).reshape(-1, 3)
+    return _tangents(_tangent_basis(Phi), R, t, 1).reshape(*shape, 16)
 
 
 def pose_tangents(Phi, R, t) -> np.ndarray:
@@ -247,17 +250,44 @@ def pose_tangents(Phi, R, t) -> np.ndarray:
     R : (K, 3, 3) ndarray
     t : (K, 3) ndarray
     """
+    return _tangents(_tangent_basis(Phi), R, t, 7)
+
+
+def _tangent_basis(Phi) -> np.ndarray:
+    r"""``(9, 7 * 4 * 16)``: the tensors of :func:`pose_tangents` as linear maps of
+    :math:`\operatorname{vec} R` whose coefficients are affine in ``t``,
+    :math:`\partial_j f = \sum_c \tau_c Q_{jc} \operatorname{vec} R` with
+    :math:`\tau = (1, t)`, stacked ``[i, (j, c, f)]``.
+
+    With row-major :math:`\operatorname{vec}(A B) = (A \otimes I) \operatorname{vec} B` and
+    :math:`S_a = [e_a]_\times \otimes I`: :math:`f` has :math:`Q_{00} = \Phi_R`,
+    :math:`Q_{0b} = \Phi_E S_b`; :math:`\partial f / \partial w_a` has :math:`\Phi_R S_a`
+    and :math:`\Phi_E S_b S_a`; :math:`\partial f / \partial v_a` has :math:`\Phi_E S_a`
+    (:math:`\Phi = [\Phi_R, \Phi_E]`).
+    """
+    eye = np.eye(3)
+    S = [np.kron(skew(e), eye) for e in eye]
+    PR, PE = Phi[:, :9], Phi[:, 9:]
+    Q = np.zeros((7, 4, 16, 9))
+    Q[0, 0] = PR
+    for a in range(3):
+        Q[0, 1 + a] = PE @ S[a]
+        Q[1 + a, 0] = PR @ S[a]
+        Q[4 + a, 0] = PE @ S[a]
+        for b in range(3):
+            Q[1 + a, 1 + b] = PE @ S[b] @ S[a]
+    return np.ascontiguousarray(Q.transpose(3, 0, 1, 2).reshape(9, 7 * 4 * 16))
+
+
+def _tangents(Q, R, t, count) -> np.ndarray:
+    """The first ``count`` tensors ``(K, count, 16)`` of :func:`pose_tangents` from its
+    :func:`_tangent_basis` ``Q``: two matrix products."""
     K = len(R)
-    M = np.zeros((K, 4, 3, 3))  # R and [e_a]x R, whose rows are e_a x (columns of R)
-    M[:, 0] = R
-    M[:, 1, 1], M[:, 1, 2] = -R[:, 2], R[:, 1]
-    M[:, 2, 0], M[:, 2, 2] = R[:, 2], -R[:, 0]
-    M[:, 3, 0], M[:, 3, 1] = -R[:, 1], R[:, 0]
-    X = np.zeros((K, 7, 2, 9))
-    X[:, :4, 0] = M.reshape(K, 4, 9)
-    X[:, :4, 1] = (skew(t)[:, None] @ M).reshape(K, 4, 9)
-    X[:, 4:, 1] = X[:, 1:4, 0]
-    return X.reshape(K, 7, 18) @ Phi.T
+    Y = (R.reshape(K, 9) @ Q[:, :count * 64]).reshape(K, count, 4, 16)
+    tau = np.empty((K, 1, 1, 4))
+    tau[..., 0] = 1.0
+    tau[:, 0, 0, 1:] = t
+    return (tau @ Y)[:, :, 0]
 
 
 #: Sampson distances beyond this (pixels) are clipped: a tensor whose gradient nearly vanishes
@@ -478,6 +508,7 @@ class PoseSampson:
             raise RuntimeError("the numba backend of PoseSampson needs numba: pip install numba "
                                "(or pip install 'xslit[fast]')")
         self.Phi = check_matrix("Phi", Phi, (16, 18))
+        self._basis = _tangent_basis(self.Phi)
         self.points1, self.points2 = check_point_pair("points1", points1, "points2", points2)
         self.block = check_positive_int("block", block)
         if rays is not None:
@@ -494,7 +525,7 @@ class PoseSampson:
         """The evaluator of the correspondences ``rows`` (indices or a boolean mask)."""
         sub = object.__new__(PoseSampson)
         sub.Phi, sub.block, sub._operators, sub._ray_terms = self.Phi, self.block, {}, {}
-        sub.kernels = self.kernels
+        sub.kernels, sub._basis = self.kernels, self._basis
         sub.points1, sub.points2 = self.points1[rows], self.points2[rows]
         sub.rays = None if self.rays is None else (self.rays[0][rows], self.rays[1][rows])
         return sub
@@ -557,7 +588,7 @@ class PoseSampson:
 
     def distances(self, R, t) -> np.ndarray:
         """Signed Sampson distances ``(K, N)`` of poses ``R (K, 3, 3)``, ``t (K, 3)``."""
-        f = pose_tensors(self.Phi, R, t)
+        f = _tangents(self._basis, R, t, 1)[:, 0]
         out = np.empty((len(f), len(self)))
         for k, cols, G in self._blocks(len(f), 1):
             out[k, cols] = sampson_distance_batch(G, f[k][:, None], signed=True)[:, 0]
@@ -568,7 +599,7 @@ class PoseSampson:
         inlier when its Sampson distance is within ``threshold`` and the closest points of its
         rays lie in front of both cameras (:func:`_in_front`; without ``rays``, every
         correspondence counts as in front)."""
-        f = pose_tensors(self.Phi, R, t)
+        f = _tangents(self._basis, R, t, 1)[:, 0]
         K, n = len(f), len(self)
         loss, masks = np.zeros(K), np.zeros((K, n), bool)
         for k, cols, G in self._blocks(K, 1):
@@ -616,7 +647,7 @@ class PoseSampson:
             Per-pose weights of the correspondences.
         scale : (K,) ndarray, optional
         """
-        f = pose_tensors(self.Phi, R, t)
+        f = _tangents(self._basis, R, t, 1)[:, 0]
         if self.kernels is not None:
             out = np.empty(len(f))
             self.kernels[0](*self._kernel_args(f, weights, scale), out)
@@ -634,7 +665,7 @@ class PoseSampson:
     def normal_equations(self, R, t, *, weights=None, scale=None):
         """``J J^T`` ``(K, 6, 6)`` and ``J r`` ``(K, 6)`` of the residuals of :meth:`cost`,
         with ``J`` their derivatives in ``(w, v)`` (:func:`pose_tangents`)."""
-        F = pose_tangents(self.Phi, R, t)  # (K, 7, 16)
+        F = _tangents(self._basis, R, t, 7)  # pose_tangents (K, 7, 16)
         K = len(F)
         H, g = np.zeros((K, 6, 6)), np.zeros((K, 6))
         if self.kernels is not None:
