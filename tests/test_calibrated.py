@@ -591,30 +591,40 @@ def test_block_size_does_not_change_the_reductions(tol):
 
 
 def test_compiled_and_numpy_sampson_kernels_agree(tol):
-    """The compiled reductions of PoseSampson (costs and normal equations, with weights and
-    Cauchy scales, on shared correspondences and on each pose's own subset) are those of the
-    numpy blocks, a pose that is not finite included."""
+    """The compiled reductions of PoseSampson (distances, scores and inlier masks with and
+    without the cheirality test, costs and normal equations with weights and Cauchy scales,
+    on shared correspondences and on each pose's own subset) are those of the numpy blocks,
+    a pose that is not finite included."""
     pytest.importorskip("numba")
+    from xslit.cameras import compose_camera
     from xslit.sfm.calibrated import PoseSampson
 
     rng = np.random.default_rng(8)
     s = random_two_view_scene(9, 600, kind="mixed", outlier_ratio=0.3)
     Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    rays = tuple(compose_camera(i, np.zeros(3), np.zeros(3)).rays(p) for i, p in
+                 ((s["intrinsics1"], s["points1"]), (s["intrinsics2"], s["points2"])))
     R, t = _random_poses(s, 6, rng)
+    R[0], t[0] = matrix_from_rvec(s["rvec"]), s["tvec"]
     t[4] = np.nan
     w, scale = rng.random((6, 600)), rng.uniform(0.5, 3.0, 6)
     rows = np.stack([rng.choice(600, 150, replace=False) for _ in range(6)])
     out = {}
     for backend in ("numba", "numpy"):
         ps = PoseSampson(Phi, s["points1"], s["points2"], backend=backend)
+        with_rays = PoseSampson(Phi, s["points1"], s["points2"], rays, backend=backend)
         sub = ps.subsets(rows)
-        out[backend] = [ps.cost(R, t), ps.cost(R, t, weights=w, scale=scale),
+        out[backend] = [ps.distances(R, t), *ps.score(R, t, 2.0), *with_rays.score(R, t, 2.0),
+                        ps.cost(R, t), ps.cost(R, t, weights=w, scale=scale),
                         *ps.normal_equations(R, t), *ps.normal_equations(R, t, scale=scale),
                         *ps.normal_equations(R, t, weights=w), sub.cost(R, t, scale=scale),
                         *sub.normal_equations(R, t, scale=scale),
                         *sub.poses([1, 3]).normal_equations(R[[1, 3]], t[[1, 3]])]
+    assert out["numpy"][4][0].sum() > 300  # the true pose's inliers
     for a, b in zip(out["numba"], out["numpy"], strict=True):
-        np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=0)
+        # Sums in another order: rounding relative to the largest entry.
+        size = np.abs(b[np.isfinite(b)]).max(initial=1.0)
+        np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=tol.EXACT * size)
 
 
 def test_pose_sampson_refuses_an_unknown_backend():

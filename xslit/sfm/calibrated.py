@@ -364,7 +364,7 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
     J = np.empty(6)
     for k in range(K):
         row = 0 if p1.shape[0] == 1 else k
-        f = F[k, 0]
+        f, T = F[k, 0], F[k, 1:]
         if not np.all(np.isfinite(F[k])):  # as the products of the numpy path
             H[k] = np.nan
             g[k] = np.nan
@@ -388,21 +388,21 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
                 b *= W[k, i]
             if b == 0.0:
                 continue
+            # v = kron(a - s alpha, c) - s kron(a, beta), alpha = g1 da/dx + g2 da/dy and
+            # beta = g3 dc/dx' + g4 dc/dy' (the rows of the operator, combined)
             xy, uw = x * y, u * w
-            a1, a2, a3 = x * s, y * s, s
-            b0, b1, b2 = g3 * w + g4 * u, g3, g4
-            for p in range(4):  # v = kron(a - s alpha, c) - s kron(a, beta)
-                ap = (xy - s * (g1 * y + g2 * x) if p == 0 else x - s * g1 if p == 1 else
-                      y - s * g2 if p == 2 else 1.0)
-                sp = xy * s if p == 0 else a1 if p == 1 else a2 if p == 2 else a3
-                v[4 * p] = ap * uw - sp * b0
-                v[4 * p + 1] = ap * u - sp * b1
-                v[4 * p + 2] = ap * w - sp * b2
-                v[4 * p + 3] = ap
+            p0, p1_, p2_ = xy - s * (g1 * y + g2 * x), x - s * g1, y - s * g2
+            b0, b1, b2 = s * (g3 * w + g4 * u), s * g3, s * g4
+            q0, q1, q2 = xy * b0, xy * b1, xy * b2
+            v[0], v[1], v[2], v[3] = p0 * uw - q0, p0 * u - q1, p0 * w - q2, p0
+            v[4], v[5], v[6], v[7] = p1_ * uw - x * b0, p1_ * u - x * b1, p1_ * w - x * b2, p1_
+            v[8], v[9], v[10], v[11] = (p2_ * uw - y * b0, p2_ * u - y * b1, p2_ * w - y * b2,
+                                        p2_)
+            v[12], v[13], v[14], v[15] = uw - b0, u - b1, w - b2, 1.0
             for j in range(6):
                 acc = 0.0
                 for q in range(16):
-                    acc += v[q] * F[k, j + 1, q]
+                    acc += v[q] * T[j, q]
                 J[j] = b * acc
             for j in range(6):
                 g[k, j] += J[j] * r
@@ -413,12 +413,69 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
                 H[k, j, l] = H[k, l, j]
 
 
-_NB_FUNCTIONS = ("_nb_residual", "_nb_cost", "_nb_normal")
+def _nb_distances(p1, p2, F, out):
+    """:meth:`PoseSampson.distances` of the tensors ``F`` (K, 16): the signed distances
+    ``out`` (K, m), 0 where the residual and its gradient vanish, clipped."""
+    K, m = F.shape[0], p1.shape[1]
+    for k in range(K):
+        row = 0 if p1.shape[0] == 1 else k
+        for i in range(m):
+            e, g1, g2, g3, g4 = _nb_residual(F[k], p1[row, i, 0], p1[row, i, 1],
+                                             p2[row, i, 0], p2[row, i, 1])
+            d = e / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            if d != d:
+                d = 0.0
+            out[k, i] = min(max(d, -_CLIP), _CLIP)
+
+
+def _nb_score(p1, p2, F, Rv, t, terms, threshold, loss, masks):
+    """:meth:`PoseSampson.score` of the tensors ``F`` (K, 16) of the poses ``Rv`` (K, 9)
+    (row-major), ``t`` (K, 3): MSAC ``loss`` (K,) and inlier ``masks`` (K, m), with the
+    cheirality test of :func:`_in_front` when ``terms`` (m, 35: :func:`_ray_terms` side by
+    side) has rows."""
+    K, m = F.shape[0], p1.shape[1]
+    rays = terms.shape[0] > 0
+    cap = threshold * threshold
+    for k in range(K):
+        row = 0 if p1.shape[0] == 1 else k
+        # R^T t, for the origin of ray 2 in camera 1's frame (_in_front)
+        rt0 = Rv[k, 0] * t[k, 0] + Rv[k, 3] * t[k, 1] + Rv[k, 6] * t[k, 2]
+        rt1 = Rv[k, 1] * t[k, 0] + Rv[k, 4] * t[k, 1] + Rv[k, 7] * t[k, 2]
+        rt2 = Rv[k, 2] * t[k, 0] + Rv[k, 5] * t[k, 1] + Rv[k, 8] * t[k, 2]
+        acc = 0.0
+        for i in range(m):
+            e, g1, g2, g3, g4 = _nb_residual(F[k], p1[row, i, 0], p1[row, i, 1],
+                                             p2[row, i, 0], p2[row, i, 1])
+            d = abs(e) / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            if d != d:
+                d = 0.0
+            d = min(d, _CLIP)
+            if rays:
+                b = 0.0
+                o = 0.0
+                q = 0.0
+                for j in range(9):
+                    b += Rv[k, j] * terms[i, j]
+                    o += Rv[k, j] * terms[i, 9 + j]
+                    q += Rv[k, j] * terms[i, 18 + j]
+                e1 = (terms[i, 27] - o + rt0 * terms[i, 29] + rt1 * terms[i, 30]
+                      + rt2 * terms[i, 31])
+                e2 = q - terms[i, 28] + t[k, 0] * terms[i, 32] + t[k, 1] * terms[i, 33] \
+                    + t[k, 2] * terms[i, 34]
+                if not (b * e2 - e1 >= 0 and e2 - b * e1 >= 0):
+                    d = np.inf
+            masks[k, i] = d <= threshold
+            acc += min(d * d, cap)
+        loss[k] = acc
+
+
+_NB_FUNCTIONS = ("_nb_residual", "_nb_cost", "_nb_normal", "_nb_distances", "_nb_score")
 
 
 @functools.cache
 def _compiled():
-    """The compiled :func:`_nb_cost` and :func:`_nb_normal`, or None when numba cannot be
+    """The compiled :func:`_nb_cost`, :func:`_nb_normal`, :func:`_nb_distances` and
+    :func:`_nb_score`, or None when numba cannot be
     imported. Compiles on the first call (numba caches the machine code on disk) and binds the
     compiled ``_nb_*`` functions to their module names, by which they call each other."""
     if importlib.util.find_spec("numba") is None:
@@ -431,7 +488,7 @@ def _compiled():
     for name in _NB_FUNCTIONS:
         namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(
             namespace[name])
-    return namespace["_nb_cost"], namespace["_nb_normal"]
+    return tuple(namespace[name] for name in _NB_FUNCTIONS[1:])
 
 
 class PoseSampson:
@@ -590,6 +647,9 @@ class PoseSampson:
         """Signed Sampson distances ``(K, N)`` of poses ``R (K, 3, 3)``, ``t (K, 3)``."""
         f = _tangents(self._basis, R, t, 1)[:, 0]
         out = np.empty((len(f), len(self)))
+        if self.kernels is not None:
+            self.kernels[2](*self._kernel_args(f, None, None)[:3], out)
+            return out
         for k, cols, G in self._blocks(len(f), 1):
             out[k, cols] = sampson_distance_batch(G, f[k][:, None], signed=True)[:, 0]
         return np.clip(out, -SAMPSON_CLIP, SAMPSON_CLIP, out=out)
@@ -602,6 +662,21 @@ class PoseSampson:
         f = _tangents(self._basis, R, t, 1)[:, 0]
         K, n = len(f), len(self)
         loss, masks = np.zeros(K), np.zeros((K, n), bool)
+        if self.kernels is not None:
+            if self.rays is None:
+                terms = np.zeros((0, 35))
+            else:
+                terms = self._ray_terms.get("packed")
+                if terms is None:
+                    terms = np.concatenate([np.reshape(a, (n, -1)) for a in
+                                            _ray_terms(*self.rays)], axis=1)
+                    if n <= SAMPSON_KEEP:
+                        self._ray_terms["packed"] = terms
+            p1, p2, f = self._kernel_args(f, None, None)[:3]
+            self.kernels[3](p1, p2, f, np.ascontiguousarray(np.reshape(R, (K, 9)), dtype=float),
+                            np.ascontiguousarray(t, dtype=float), terms, float(threshold), loss,
+                            masks)
+            return loss, masks
         for k, cols, G in self._blocks(K, 1):
             d = sampson_distance_batch(G, f[k][:, None])[:, 0]
             np.minimum(d, SAMPSON_CLIP, out=d)
