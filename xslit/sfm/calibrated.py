@@ -1576,6 +1576,15 @@ THOROUGH_SEARCH = {"n_rotations": 1000, "n_directions": 1536, "n_subsets": 8,
                    "n_starts": 192, "n_candidates": 32, "retry": False}
 
 
+@functools.cache
+def _chi2_quantile(p: float, dof: int) -> float:
+    """The ``p`` quantile of chi-square with ``dof`` degrees of freedom (scipy's, computed once
+    per level: each call costs about 0.1 ms)."""
+    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
+
+    return float(chi2.ppf(p, dof))
+
+
 @dataclass
 class CalibratedTwoView:
     r"""Result of :func:`calibrated_two_view`.
@@ -1742,9 +1751,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     0.1 px^2 more over all correspondences, than the search's best, 28 degrees off: the data
     cannot decide between them, and only the comparison over all correspondences says so).
     """
-    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
-
-    reach = chi2.ppf(AMBIGUITY_LEVEL, 6) * max(pose.rms**2, 1e-12)
+    reach = _chi2_quantile(AMBIGUITY_LEVEL, 6) * max(pose.rms**2, 1e-12)
     best = _fit_basin((pose.R, pose.t, pose.inliers), p1, p2, intrinsics1, intrinsics2,
                       threshold)
     if isinstance(best, str):
@@ -1764,7 +1771,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
         if score - pose.score > reach or inl.sum() < 8:
             continue
         d = np.concatenate([rvec_from_matrix(R) - rv, t - tv])
-        if d @ S @ d <= chi2.ppf(AMBIGUITY_LEVEL, 6) * sigma2:
+        if d @ S @ d <= _chi2_quantile(AMBIGUITY_LEVEL, 6) * sigma2:
             continue
         other = _fit_basin((R, t, inl), p1, p2, intrinsics1, intrinsics2, threshold,
                            max_iterations=20)
@@ -1906,8 +1913,6 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
     start = check_mask("inliers", inliers, n)
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     empty = np.zeros(n, bool)
-    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
-
     try:
         pose = relative_pose(p1, p2, intrinsics1, intrinsics2, start, threshold=threshold,
                              rng=rng)
@@ -1919,7 +1924,7 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         return CalibratedTwoView("failed", ml, None, None, empty, None, np.nan, None, np.nan,
                                  np.inf)
     gap = _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold)
-    if gap > chi2.ppf(MODEL_FIT_RETRY, 7):
+    if gap > _chi2_quantile(MODEL_FIT_RETRY, 7):
         # The pose fits its inliers worse than an uncalibrated tensor: the search may have
         # missed the maximum-likelihood basin. A thorough search, kept when its
         # maximum-likelihood pose has the lower truncated Sampson cost on all correspondences
@@ -1954,7 +1959,7 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         Sn = S / diag[:, None] / diag[None]
     # An overflow here means a direction of the pose the data do not observe at all.
     ev = np.linalg.eigvalsh(Sn) if np.all(np.isfinite(Sn)) else np.array([0.0, 1.0])
-    level = chi2.ppf(AMBIGUITY_LEVEL, 6)
+    level = _chi2_quantile(AMBIGUITY_LEVEL, 6)
     # Minima closer than noise in the pose explains (Mahalanobis distance) are one minimum.
     diffs = [np.concatenate([b[1] - rv, b[2] - tv]) for b in basins[1:]]
     distinct = [d @ S @ d > level * sigma2 for d in diffs]
@@ -1984,11 +1989,11 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
             reason = (f"the rotation has standard deviation {np.degrees(rot_sd):.3g} degrees "
                       "about one axis: the correspondences do not determine the pose"
                       f"{shape or ' (too few of them, or too little depth or parallax)'}")
-        elif gap > chi2.ppf(MODEL_FIT_LEVEL, 7):
+        elif gap > _chi2_quantile(MODEL_FIT_LEVEL, 7):
             status = "undetermined"
             reason = (f"the pose fits its inliers worse than an uncalibrated epipolar tensor "
                       f"does, by {gap:.3g} sigma^2 on their common correspondences (beyond "
-                      f"the {MODEL_FIT_LEVEL} quantile {chi2.ppf(MODEL_FIT_LEVEL, 7):.3g} of "
+                      f"the {MODEL_FIT_LEVEL} quantile {_chi2_quantile(MODEL_FIT_LEVEL, 7):.3g} of "
                       "chi-square with 7 degrees of freedom): the search did not find the "
                       "maximum-likelihood basin, or the intrinsics do not match the images")
         elif rivals:

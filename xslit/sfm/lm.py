@@ -312,8 +312,9 @@ def batch_damped_solve(H, g, lam):
     ...                    np.array([0.0]))
     array([[-1. , -0.5]])
     """
-    A = H + lam[:, None, None] * (np.einsum("kaa->ka", H)[:, :, None] + 1e-12) * np.eye(
-        H.shape[1])
+    A = np.array(H, dtype=float)
+    diagonal = A.reshape(len(A), -1)[:, :: A.shape[1] + 1]  # a view of the diagonals
+    diagonal += lam[:, None] * (diagonal + 1e-12)
     return -np.linalg.solve(A, g[..., None])[..., 0]
 
 
