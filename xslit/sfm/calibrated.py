@@ -354,17 +354,19 @@ def _nb_cost(p1, p2, F, W, scale, out):
 
 def _nb_normal(p1, p2, F, W, scale, H, g):
     r""":meth:`PoseSampson.normal_equations` from the tensors and tangents ``F`` (K, 7, 16)
-    (:func:`pose_tangents`): ``H`` (K, 6, 6) and ``g`` (K, 6), zeroed by the caller.
+    (:func:`pose_tangents`): ``H`` (K, 6, 6) and ``g`` (K, 6).
 
     With :math:`s = d / \|\nabla e\|` the row of the derivatives is
     :math:`b\, v^\top \partial f` where :math:`v = G_0 - s \sum_c g_c G_c`, one 16-vector
-    per correspondence (the Kronecker rows of the operator, combined before the product)."""
+    per correspondence (the Kronecker rows of the operator, combined before the product):
+    the rows :math:`b v` of a pose's correspondences are formed in a loop, and the products
+    with its 6 tangents and the sums of the normal equations are matrix products (BLAS)."""
     K, m = F.shape[0], p1.shape[1]
-    v = np.empty(16)
-    J = np.empty(6)
+    V = np.zeros((m, 16))
+    res = np.zeros(m)
     for k in range(K):
         row = 0 if p1.shape[0] == 1 else k
-        f, T = F[k, 0], F[k, 1:]
+        f = F[k, 0]
         if not np.all(np.isfinite(F[k])):  # as the products of the numpy path
             H[k] = np.nan
             g[k] = np.nan
@@ -375,6 +377,8 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
             inv = 1.0 / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
             d = e * inv
             if not abs(d) < _CLIP:  # a vanishing gradient or a clipped distance: no move
+                V[i] = 0.0
+                res[i] = 0.0
                 continue
             s, b, r = d * inv, inv, d
             if scale.shape[0]:
@@ -386,31 +390,22 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
             if W.shape[0]:
                 r *= W[k, i]
                 b *= W[k, i]
-            if b == 0.0:
-                continue
-            # v = kron(a - s alpha, c) - s kron(a, beta), alpha = g1 da/dx + g2 da/dy and
-            # beta = g3 dc/dx' + g4 dc/dy' (the rows of the operator, combined)
+            res[i] = r
+            # b v = kron(b (a - s alpha), c) - kron(a, b s beta), with alpha = g1 da/dx +
+            # g2 da/dy and beta = g3 dc/dx' + g4 dc/dy' (the rows of the operator, combined)
             xy, uw = x * y, u * w
-            p0, p1_, p2_ = xy - s * (g1 * y + g2 * x), x - s * g1, y - s * g2
-            b0, b1, b2 = s * (g3 * w + g4 * u), s * g3, s * g4
-            q0, q1, q2 = xy * b0, xy * b1, xy * b2
-            v[0], v[1], v[2], v[3] = p0 * uw - q0, p0 * u - q1, p0 * w - q2, p0
-            v[4], v[5], v[6], v[7] = p1_ * uw - x * b0, p1_ * u - x * b1, p1_ * w - x * b2, p1_
-            v[8], v[9], v[10], v[11] = (p2_ * uw - y * b0, p2_ * u - y * b1, p2_ * w - y * b2,
-                                        p2_)
-            v[12], v[13], v[14], v[15] = uw - b0, u - b1, w - b2, 1.0
-            for j in range(6):
-                acc = 0.0
-                for q in range(16):
-                    acc += v[q] * T[j, q]
-                J[j] = b * acc
-            for j in range(6):
-                g[k, j] += J[j] * r
-                for l in range(j, 6):
-                    H[k, j, l] += J[j] * J[l]
-        for j in range(6):
-            for l in range(j):
-                H[k, j, l] = H[k, l, j]
+            a0, a1, a2 = b * (xy - s * (g1 * y + g2 * x)), b * (x - s * g1), b * (y - s * g2)
+            c0, c1, c2 = b * s * (g3 * w + g4 * u), b * s * g3, b * s * g4
+            V[i, 0], V[i, 1], V[i, 2], V[i, 3] = a0 * uw - xy * c0, a0 * u - xy * c1, \
+                a0 * w - xy * c2, a0
+            V[i, 4], V[i, 5], V[i, 6], V[i, 7] = a1 * uw - x * c0, a1 * u - x * c1, \
+                a1 * w - x * c2, a1
+            V[i, 8], V[i, 9], V[i, 10], V[i, 11] = a2 * uw - y * c0, a2 * u - y * c1, \
+                a2 * w - y * c2, a2
+            V[i, 12], V[i, 13], V[i, 14], V[i, 15] = b * uw - c0, b * u - c1, b * w - c2, b
+        J = V @ np.ascontiguousarray(F[k, 1:].T)  # (m, 6)
+        H[k] = J.T @ J
+        g[k] = J.T @ res
 
 
 def _nb_distances(p1, p2, F, out):
