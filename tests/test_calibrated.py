@@ -627,6 +627,37 @@ def test_compiled_and_numpy_sampson_kernels_agree(tol):
         np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=tol.EXACT * size)
 
 
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+def test_fused_cost_and_normal_equations_take_the_same_steps(backend, tol):
+    """The Levenberg--Marquardt of refine_pose_sampson, fed the cost with the normal
+    equations (cost_and_normal_equations), reaches the poses it reaches with them apart (the
+    tensors of the cost alone are another matrix product: equal to rounding, which can turn
+    the acceptance of a step that changes the cost by a few units of rounding)."""
+    from xslit.sfm.calibrated import PoseSampson
+    from xslit.sfm.lm import batch_levenberg_marquardt_normal
+
+    rng = np.random.default_rng(9)
+    s = random_two_view_scene(10, 300, kind="two_slit", outlier_ratio=0.2)
+    ps = PoseSampson(tensor_map(s["intrinsics1"], s["intrinsics2"]), s["points1"],
+                     s["points2"], backend=backend)
+    R = matrix_from_rvec(s["rvec"] + rng.normal(scale=0.05, size=(5, 3)))
+    t = s["tvec"] * rng.uniform(0.7, 1.4, (5, 1)) + rng.normal(scale=0.05, size=(5, 3))
+    scale = np.full(5, 2.0)
+
+    def retract(state, d):
+        return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
+
+    apart = batch_levenberg_marquardt_normal(
+        lambda st, k: ps.cost(*st, scale=scale[k]),
+        lambda st, k: ps.normal_equations(*st, scale=scale[k]), retract, (R, t),
+        iterations=20, rel_tol=1e-8)
+    fused = batch_levenberg_marquardt_normal(
+        None, None, retract, (R, t), iterations=20, rel_tol=1e-8,
+        fused=lambda st, k: ps.cost_and_normal_equations(*st, scale=scale[k]))
+    for a, b in zip((*apart[0], apart[1]), (*fused[0], fused[1]), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e3 * tol.EXACT, atol=1e3 * tol.EXACT)
+
+
 def test_pose_sampson_refuses_an_unknown_backend():
     from xslit.sfm.calibrated import PoseSampson
 

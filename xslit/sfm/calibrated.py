@@ -352,9 +352,10 @@ def _nb_cost(p1, p2, F, W, scale, out):
         out[k] = acc
 
 
-def _nb_normal(p1, p2, F, W, scale, H, g):
-    r""":meth:`PoseSampson.normal_equations` from the tensors and tangents ``F`` (K, 7, 16)
-    (:func:`pose_tangents`): ``H`` (K, 6, 6) and ``g`` (K, 6).
+def _nb_normal(p1, p2, F, W, scale, cost, H, g):
+    r""":meth:`PoseSampson.cost_and_normal_equations` from the tensors and tangents ``F``
+    (K, 7, 16) (:func:`pose_tangents`): ``cost`` (K,) as :func:`_nb_cost` sums it, ``H``
+    (K, 6, 6) and ``g`` (K, 6).
 
     With :math:`s = d / \|\nabla e\|` the row of the derivatives is
     :math:`b\, v^\top \partial f` where :math:`v = G_0 - s \sum_c g_c G_c`, one 16-vector
@@ -367,15 +368,22 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
     for k in range(K):
         row = 0 if p1.shape[0] == 1 else k
         f = F[k, 0]
-        if not np.all(np.isfinite(F[k])):  # as the products of the numpy path
-            H[k] = np.nan
-            g[k] = np.nan
-            continue
+        finite = np.all(np.isfinite(F[k]))
+        acc = 0.0
         for i in range(m):
             x, y, u, w = p1[row, i, 0], p1[row, i, 1], p2[row, i, 0], p2[row, i, 1]
             e, g1, g2, g3, g4 = _nb_residual(f, x, y, u, w)
-            inv = 1.0 / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
-            d = e * inv
+            norm = np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            d, inv = e / norm, 1.0 / norm
+            dc = 0.0 if d != d else min(max(d, -_CLIP), _CLIP)  # as _nb_cost
+            if scale.shape[0]:
+                q = dc / scale[k]
+                r2 = scale[k] * scale[k] * np.log1p(q * q)
+            else:
+                r2 = dc * dc
+            if W.shape[0]:
+                r2 *= W[k, i] * W[k, i]
+            acc += r2
             if not abs(d) < _CLIP:  # a vanishing gradient or a clipped distance: no move
                 V[i] = 0.0
                 res[i] = 0.0
@@ -403,6 +411,11 @@ def _nb_normal(p1, p2, F, W, scale, H, g):
             V[i, 8], V[i, 9], V[i, 10], V[i, 11] = a2 * uw - y * c0, a2 * u - y * c1, \
                 a2 * w - y * c2, a2
             V[i, 12], V[i, 13], V[i, 14], V[i, 15] = b * uw - c0, b * u - c1, b * w - c2, b
+        cost[k] = acc
+        if not finite:  # as the products of the numpy path
+            H[k] = np.nan
+            g[k] = np.nan
+            continue
         J = V @ np.ascontiguousarray(F[k, 1:].T)  # (m, 6)
         H[k] = J.T @ J
         g[k] = J.T @ res
@@ -498,8 +511,8 @@ class PoseSampson:
     correspondences built when needed (kept for at most :data:`SAMPSON_KEEP` of them), and
     each block is reduced at once to what the caller needs: the truncated (MSAC) cost and
     inlier masks (:meth:`score`), a robust cost (:meth:`cost`), or the normal equations of a
-    Levenberg--Marquardt step (:meth:`normal_equations`). Nothing of size K x N but the masks
-    is held.
+    Levenberg--Marquardt step with or without that cost (:meth:`normal_equations`,
+    :meth:`cost_and_normal_equations`). Nothing of size K x N but the masks is held.
 
     The derivatives are analytic: with :math:`e = G_0 f` and :math:`g_c = G_c f` the
     residual and the components of its gradient (``G`` the operator) and :math:`\partial_\theta`
@@ -511,9 +524,9 @@ class PoseSampson:
 
     the 7 tensors of a pose cost one matrix product with the operator.
 
-    With numba installed (the optional extra ``fast``), :meth:`cost` and
-    :meth:`normal_equations` run in a compiled loop over poses and correspondences instead
-    (:func:`_nb_cost`, :func:`_nb_normal`, compiled on first use and cached on disk): the
+    With numba installed (the optional extra ``fast``), every reduction runs in a compiled
+    loop over poses and correspondences instead (:func:`_nb_distances`, :func:`_nb_score`,
+    :func:`_nb_cost`, :func:`_nb_normal`, compiled on first use and cached on disk): the
     same reductions, equal up to rounding, with no operator and no temporaries; on the
     search's small batches (a few to 48 poses on 64 to 300 correspondences) the numpy blocks
     spend most of their time in the overhead of their many array operations.
@@ -529,9 +542,9 @@ class PoseSampson:
     block : int
         Tensor-correspondence pairs per block (results do not depend on it beyond rounding).
     backend : {"auto", "numba", "numpy"}
-        ``"auto"`` uses the compiled :meth:`cost` and :meth:`normal_equations` when numba is
-        installed and the numpy blocks otherwise; ``"numba"`` requires the compiled kernel,
-        ``"numpy"`` forces the blocks (:meth:`score` and :meth:`distances` always use them).
+        ``"auto"`` uses the compiled reductions when numba is installed and the numpy blocks
+        otherwise; ``"numba"`` requires the compiled kernels, ``"numpy"`` forces the blocks
+        (``block`` then matters).
 
     Raises
     ------
@@ -735,12 +748,17 @@ class PoseSampson:
     def normal_equations(self, R, t, *, weights=None, scale=None):
         """``J J^T`` ``(K, 6, 6)`` and ``J r`` ``(K, 6)`` of the residuals of :meth:`cost`,
         with ``J`` their derivatives in ``(w, v)`` (:func:`pose_tangents`)."""
+        return self.cost_and_normal_equations(R, t, weights=weights, scale=scale)[1:]
+
+    def cost_and_normal_equations(self, R, t, *, weights=None, scale=None):
+        """:meth:`cost` ``(K,)`` and :meth:`normal_equations` ``(K, 6, 6)``, ``(K, 6)`` from
+        one evaluation of the residuals (the normal equations come with the residuals)."""
         F = _tangents(self._basis, R, t, 7)  # pose_tangents (K, 7, 16)
         K = len(F)
-        H, g = np.zeros((K, 6, 6)), np.zeros((K, 6))
+        c, H, g = np.zeros(K), np.zeros((K, 6, 6)), np.zeros((K, 6))
         if self.kernels is not None:
-            self.kernels[1](*self._kernel_args(F, weights, scale), H, g)
-            return H, g
+            self.kernels[1](*self._kernel_args(F, weights, scale), c, H, g)
+            return c, H, g
         for k, cols, G in self._blocks(K, 7):
             Fk = F[k]
             m = G.shape[-2]
@@ -770,9 +788,10 @@ class PoseSampson:
                 b *= w
             dot = np.einsum("kcn,kjcn->kjn", grad0, P[:, 1:, 1:])
             J = (P[:, 1:, 0] - a[:, None] * dot) * b[:, None]
+            c[k] += np.einsum("kn,kn->k", r, r)
             H[k] += J @ np.swapaxes(J, 1, 2)
             g[k] += (J @ r[..., None])[..., 0]
-        return H, g
+        return c, H, g
 
 
 def rotation_grid(n: int) -> np.ndarray:
@@ -1090,8 +1109,10 @@ def refine_pose_sampson(sampson, R, t, weights=None, *, iterations: int = 30, sc
     as least squares of the signed roots :math:`\operatorname{sign}(d_i)\, s
     \sqrt{\log(1 + d_i^2 / s^2)}`, so that correspondences far from the pose's tensor pull
     little (outliers among a start's correspondences). The steps use the analytic
-    derivatives of :class:`PoseSampson`, reduced block by block to the normal equations
-    (:func:`xslit.sfm.lm.batch_levenberg_marquardt_normal`); a start leaves the batch when it
+    derivatives of :class:`PoseSampson`, reduced block by block to the normal equations,
+    which come with the cost of each trial step
+    (:func:`xslit.sfm.lm.batch_levenberg_marquardt_normal` with ``fused``: one evaluation of
+    the residuals per step instead of two); a start leaves the batch when it
     has converged.
 
     Parameters
@@ -1145,19 +1166,16 @@ def refine_pose_sampson(sampson, R, t, weights=None, *, iterations: int = 30, sc
         return ev, {"weights": None if weights is None else weights[k],
                     "scale": None if scale is None else scale[k]}
 
-    def cost(state, k):
+    def fused(state, k):
         ev, kw = part(k)
-        return ev.cost(*state, **kw)
-
-    def normal(state, k):
-        ev, kw = part(k)
-        return ev.normal_equations(*state, **kw)
+        return ev.cost_and_normal_equations(*state, **kw)
 
     def retract(state, d):
         return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
 
-    (R, t), cost = batch_levenberg_marquardt_normal(cost, normal, retract, (R, t),
-                                                    iterations=iterations, rel_tol=rel_tol)
+    (R, t), cost = batch_levenberg_marquardt_normal(None, None, retract, (R, t),
+                                                    iterations=iterations, rel_tol=rel_tol,
+                                                    fused=fused)
     count = n if weights is None else np.maximum(np.sum(weights * weights, axis=1), 1.0)
     return R, t, np.sqrt(cost / count)
 
