@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 __all__ = [
@@ -82,33 +80,13 @@ def matrix_from_rvec(rvec) -> np.ndarray:
     r = np.asarray(rvec, dtype=float)
     if r.shape[-1:] != (3,):
         raise ValueError(f"rvec must have shape (..., 3), got {r.shape}")
-    # Entry by entry, with [r]x^2 = r r^T - theta^2 I: a few operations on (...) arrays (one
-    # rotation is plain float arithmetic), where the matrix products cost more than the
-    # rotations themselves for the small batches of the Levenberg--Marquardt steps.
-    if r.ndim == 1:
-        x, y, z = (float(v) for v in r)
-        th2 = x * x + y * y + z * z
-        th = math.sqrt(th2)
-        if th < 1e-8:
-            a, b = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0
-        else:
-            a, b = math.sin(th) / th, (1.0 - math.cos(th)) / th2
-    else:
-        x, y, z = r[..., 0], r[..., 1], r[..., 2]
-        th2 = x * x + y * y + z * z
-        th = np.sqrt(th2)
-        small = th < 1e-8
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a = np.where(small, 1.0 - th2 / 6.0, np.sin(th) / th)
-            b = np.where(small, 0.5 - th2 / 24.0, (1.0 - np.cos(th)) / th2)
-    bx, by, bz = b * x, b * y, b * z
-    ax, ay, az = a * x, a * y, a * z
-    entries = [1.0 - by * y - bz * z, bx * y - az, bx * z + ay,
-               bx * y + az, 1.0 - bx * x - bz * z, by * z - ax,
-               bx * z - ay, by * z + ax, 1.0 - bx * x - by * y]
-    if r.ndim == 1:
-        return np.array(entries).reshape(3, 3)
-    return np.stack(entries, axis=-1).reshape(*r.shape[:-1], 3, 3)
+    th = np.linalg.norm(r, axis=-1)[..., None, None]
+    K = skew(r)
+    small = th < 1e-8
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(small, 1.0 - th**2 / 6.0, np.sin(th) / th)
+        b = np.where(small, 0.5 - th**2 / 24.0, (1.0 - np.cos(th)) / th**2)
+    return np.eye(3) + a * K + b * (K @ K)
 
 
 def rvec_from_matrix(R) -> np.ndarray:
