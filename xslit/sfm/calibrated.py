@@ -906,9 +906,13 @@ def rotations_for_translations(Phi, M, t, *, iterations: int = 8):
         Blocks of K: from ``r`` and from ``-r``.
     """
     P = _rotation_blocks(Phi)
-    Q = np.einsum("afi,fg,bgj->abij", P, M, P)  # (4, 4, 9, 9)
+    # Q[a, b] = P_a^T M P_b (4, 4, 9, 9) and H = sum_ab tau_a tau_b Q[a, b], as matrix
+    # products (the three-operand einsums took 1.2 ms for 480 translations).
+    Q = (P.transpose(0, 2, 1).reshape(36, 16) @ (M @ P).transpose(1, 0, 2).reshape(16, 36))
+    Q = Q.reshape(4, 9, 4, 9).transpose(0, 2, 1, 3)
     tau = np.concatenate([np.ones((len(t), 1)), t], axis=1)
-    H = np.einsum("ka,kb,abij->kij", tau, tau, Q)
+    H = ((tau[:, :, None] * tau[:, None, :]).reshape(len(t), 16)
+         @ np.ascontiguousarray(Q).reshape(16, 81)).reshape(-1, 9, 9)
     w, V = np.linalg.eigh(H)
     r = V[:, :, 0].reshape(-1, 3, 3)
     U, _, Vt = np.linalg.svd(r)
