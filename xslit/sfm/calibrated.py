@@ -378,7 +378,8 @@ def _nb_normal(p1, p2, F, W, scale, cost, H, g):
             dc = 0.0 if d != d else min(max(d, -_CLIP), _CLIP)  # as _nb_cost
             if scale.shape[0]:
                 q = dc / scale[k]
-                r2 = scale[k] * scale[k] * np.log1p(q * q)
+                log = np.log1p(q * q)
+                r2 = scale[k] * scale[k] * log
             else:
                 r2 = dc * dc
             if W.shape[0]:
@@ -389,9 +390,8 @@ def _nb_normal(p1, p2, F, W, scale, cost, H, g):
                 res[i] = 0.0
                 continue
             s, b, r = d * inv, inv, d
-            if scale.shape[0]:
-                q = d / scale[k]
-                root = np.sqrt(np.log1p(q * q))
+            if scale.shape[0]:  # d = dc here
+                root = np.sqrt(log)
                 if root > 0:
                     b *= abs(q) / ((1.0 + q * q) * root)
                 r = np.sign(d) * scale[k] * root
