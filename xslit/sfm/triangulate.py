@@ -86,7 +86,7 @@ def triangulate_linear(cameras, points, *, backend: str = "auto") -> np.ndarray:
         How the least right singular vectors of the ``(2V, 4)`` plane matrices are found:
         ``"numpy"`` by LAPACK's SVD of each (``numpy.linalg.svd``, batched), ``"numba"`` by a
         compiled one-sided Jacobi rotation of the four columns (Hestenes; as accurate, and
-        about 4 times faster on 4 x 4 matrices, whose batched SVD costs about 4 us each in
+        about 3 times faster on 4 x 4 matrices, whose batched SVD costs about 4 us each in
         LAPACK's per-matrix overhead); ``"auto"`` is ``"numba"`` when numba is installed.
 
     Returns
