@@ -483,9 +483,9 @@ _NB_FUNCTIONS = ("_nb_residual", "_nb_cost", "_nb_normal", "_nb_distances", "_nb
 @functools.cache
 def _compiled():
     """The compiled :func:`_nb_cost`, :func:`_nb_normal`, :func:`_nb_distances` and
-    :func:`_nb_score`, or None when numba cannot be
-    imported. Compiles on the first call (numba caches the machine code on disk) and binds the
-    compiled ``_nb_*`` functions to their module names, by which they call each other."""
+    :func:`_nb_score`, or None when numba cannot be imported. Compiles on the first call
+    (numba caches the machine code on disk) and binds the compiled ``_nb_*`` functions to
+    their module names, by which they call each other."""
     if importlib.util.find_spec("numba") is None:
         return None
     try:
