@@ -570,7 +570,7 @@ def test_block_size_does_not_change_the_reductions(tol):
     rows = np.stack([rng.choice(900, 200, replace=False) for _ in range(7)])
     out = []
     for block in (1, 777, 2**17):
-        ps = PoseSampson(Phi, p1, p2, rays, block=block)
+        ps = PoseSampson(Phi, p1, p2, rays, block=block, backend="numpy")
         out.append((*ps.score(R, t, 2.0), ps.cost(R, t, weights=w, scale=scale),
                     *ps.normal_equations(R, t, weights=w, scale=scale),
                     *ps.subsets(rows).normal_equations(R, t)))
@@ -590,8 +590,86 @@ def test_block_size_does_not_change_the_reductions(tol):
     np.testing.assert_allclose(out[-1][-1][2], g[0], rtol=tol.EXACT)
 
 
+def test_compiled_and_numpy_sampson_kernels_agree(tol):
+    """The compiled reductions of PoseSampson (distances, scores and inlier masks with and
+    without the cheirality test, costs and normal equations with weights and Cauchy scales,
+    on shared correspondences and on each pose's own subset) are those of the numpy blocks,
+    a pose that is not finite included."""
+    pytest.importorskip("numba")
+    from xslit.cameras import compose_camera
+    from xslit.sfm.calibrated import PoseSampson
+
+    rng = np.random.default_rng(8)
+    s = random_two_view_scene(9, 600, kind="mixed", outlier_ratio=0.3)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    rays = tuple(compose_camera(i, np.zeros(3), np.zeros(3)).rays(p) for i, p in
+                 ((s["intrinsics1"], s["points1"]), (s["intrinsics2"], s["points2"])))
+    R, t = _random_poses(s, 6, rng)
+    R[0], t[0] = matrix_from_rvec(s["rvec"]), s["tvec"]
+    t[4] = np.nan
+    w, scale = rng.random((6, 600)), rng.uniform(0.5, 3.0, 6)
+    rows = np.stack([rng.choice(600, 150, replace=False) for _ in range(6)])
+    out = {}
+    for backend in ("numba", "numpy"):
+        ps = PoseSampson(Phi, s["points1"], s["points2"], backend=backend)
+        with_rays = PoseSampson(Phi, s["points1"], s["points2"], rays, backend=backend)
+        sub = ps.subsets(rows)
+        out[backend] = [ps.distances(R, t), *ps.score(R, t, 2.0), *with_rays.score(R, t, 2.0),
+                        ps.cost(R, t), ps.cost(R, t, weights=w, scale=scale),
+                        *ps.normal_equations(R, t), *ps.normal_equations(R, t, scale=scale),
+                        *ps.normal_equations(R, t, weights=w), sub.cost(R, t, scale=scale),
+                        *sub.normal_equations(R, t, scale=scale),
+                        *sub.poses([1, 3]).normal_equations(R[[1, 3]], t[[1, 3]])]
+    assert out["numpy"][4][0].sum() > 300  # the true pose's inliers
+    for a, b in zip(out["numba"], out["numpy"], strict=True):
+        # Sums in another order: rounding relative to the largest entry.
+        size = np.abs(b[np.isfinite(b)]).max(initial=1.0)
+        np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=tol.EXACT * size)
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+def test_fused_cost_and_normal_equations_take_the_same_steps(backend, tol):
+    """The Levenberg--Marquardt of refine_pose_sampson, fed the cost with the normal
+    equations (cost_and_normal_equations), reaches the poses it reaches with them apart (the
+    tensors of the cost alone are another matrix product: equal to rounding, which can turn
+    the acceptance of a step that changes the cost by a few units of rounding)."""
+    from xslit.sfm.calibrated import PoseSampson
+    from xslit.sfm.lm import batch_levenberg_marquardt_normal
+
+    rng = np.random.default_rng(9)
+    s = random_two_view_scene(10, 300, kind="two_slit", outlier_ratio=0.2)
+    ps = PoseSampson(tensor_map(s["intrinsics1"], s["intrinsics2"]), s["points1"],
+                     s["points2"], backend=backend)
+    R = matrix_from_rvec(s["rvec"] + rng.normal(scale=0.05, size=(5, 3)))
+    t = s["tvec"] * rng.uniform(0.7, 1.4, (5, 1)) + rng.normal(scale=0.05, size=(5, 3))
+    scale = np.full(5, 2.0)
+
+    def retract(state, d):
+        return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
+
+    apart = batch_levenberg_marquardt_normal(
+        lambda st, k: ps.cost(*st, scale=scale[k]),
+        lambda st, k: ps.normal_equations(*st, scale=scale[k]), retract, (R, t),
+        iterations=20, rel_tol=1e-8)
+    fused = batch_levenberg_marquardt_normal(
+        None, None, retract, (R, t), iterations=20, rel_tol=1e-8,
+        fused=lambda st, k: ps.cost_and_normal_equations(*st, scale=scale[k]))
+    for a, b in zip((*apart[0], apart[1]), (*fused[0], fused[1]), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e3 * tol.EXACT, atol=1e3 * tol.EXACT)
+
+
+def test_pose_sampson_refuses_an_unknown_backend():
+    from xslit.sfm.calibrated import PoseSampson
+
+    s = random_two_view_scene(0, 20)
+    with pytest.raises(ValueError, match=r"^backend must be"):
+        PoseSampson(tensor_map(s["intrinsics1"], s["intrinsics2"]), s["points1"],
+                    s["points2"], backend="fortran")
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
 @pytest.mark.parametrize("robust", [False, True])
-def test_pose_sampson_normal_equations_are_those_of_the_residuals(robust, tol):
+def test_pose_sampson_normal_equations_are_those_of_the_residuals(robust, backend, tol):
     """J J^T and J r of PoseSampson against central differences of the residuals along the
     retraction R <- exp([w]x) R, t <- t + v (least squares and the Cauchy roots)."""
     from xslit.sfm.calibrated import PoseSampson
@@ -599,7 +677,7 @@ def test_pose_sampson_normal_equations_are_those_of_the_residuals(robust, tol):
     rng = np.random.default_rng(5)
     s = random_two_view_scene(7, 300, kind="mixed", outlier_ratio=0.2)
     Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
-    ps = PoseSampson(Phi, s["points1"], s["points2"])
+    ps = PoseSampson(Phi, s["points1"], s["points2"], backend=backend)
     R, t = _random_poses(s, 4, rng)
     w = rng.random((4, 300))
     scale = rng.uniform(0.5, 3.0, 4) if robust else None

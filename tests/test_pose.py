@@ -122,6 +122,29 @@ def test_recover_bad_intrinsics_type():
         xslit.recoverTwoSlitPose(F, s["points1"], s["points2"], s["intrinsics1"], np.eye(2))
 
 
+def test_triangulate_linear_backends_agree(tol):
+    """The compiled Jacobi rotations find the least singular vectors that LAPACK's SVD finds
+    (two and three views, noisy and outlying correspondences, far sweep points)."""
+    pytest.importorskip("numba")
+    from xslit.sfm.triangulate import triangulate_linear
+    from xslit.synthetic import random_sweep_scene
+
+    s = random_two_view_scene(5, 400, outlier_ratio=0.3)
+    cam3 = xslit.composeTwoSlitProjection(s["intrinsics1"], [0.05, -0.1, 0.0], [0.5, 0.2, 0.1])
+    pts3 = cam3.project(s["X"])
+    cases = [([s["camera1"], s["camera2"]], [s["points1"], s["points2"]]),
+             ([s["camera1"], s["camera2"], cam3], [s["points1"], s["points2"], pts3])]
+    for seed in (3, 7):
+        sc = random_sweep_scene(seed, max_n=500)
+        cases.append(([sc.camera1, sc.camera2], [sc.points1, sc.points2]))
+    for cams, pts in cases:
+        a = triangulate_linear(cams, pts, backend="numba")
+        b = triangulate_linear(cams, pts, backend="numpy")
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e3 * tol.EXACT)
+    with pytest.raises(ValueError, match=r"^backend must be"):
+        triangulate_linear(*cases[0], backend="lapack")
+
+
 def test_triangulate_bad_input():
     s = random_two_view_scene(7, 20)
     with pytest.raises(ValueError, match="cameras"):

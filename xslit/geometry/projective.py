@@ -84,8 +84,10 @@ def matrix_from_rvec(rvec) -> np.ndarray:
     K = skew(r)
     small = th < 1e-8
     with np.errstate(invalid="ignore", divide="ignore"):
-        a = np.where(small, 1.0 - th**2 / 6.0, np.sin(th) / th)
-        b = np.where(small, 0.5 - th**2 / 24.0, (1.0 - np.cos(th)) / th**2)
+        a, b = np.sin(th) / th, (1.0 - np.cos(th)) / th**2
+        if small.any():  # the series near 0 (the usual case has none: no selection to pay)
+            a = np.where(small, 1.0 - th**2 / 6.0, a)
+            b = np.where(small, 0.5 - th**2 / 24.0, b)
     return np.eye(3) + a * K + b * (K @ K)
 
 

@@ -62,6 +62,8 @@ are close compared with the scene depth.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.util
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -221,11 +223,14 @@ def _check_intrinsics(intrinsics1, intrinsics2) -> None:
 
 
 def pose_tensors(Phi, R, t) -> np.ndarray:
-    """Tensors ``(..., 16)`` of poses ``R (..., 3, 3)``, ``t (..., 3)`` through ``Phi``."""
+    """Tensors ``(..., 16)`` of poses ``R (..., 3, 3)``, ``t (..., 3)`` through ``Phi``
+    (the first of :func:`pose_tangents`)."""
     R = np.asarray(R, dtype=float)
     t = np.asarray(t, dtype=float)
-    E = (_translation_map(R) @ t[..., None])[..., 0]
-    return np.concatenate([R.reshape(*R.shape[:-2], 9), E], axis=-1) @ Phi.T
+    shape = np.broadcast_shapes(R.shape[:-2], t.shape[:-1])
+    R = np.broadcast_to(R, (*shape, 3, 3)).reshape(-1, 3, 3)
+    t = np.broadcast_to(t, (*shape, 3)).reshape(-1, 3)
+    return _tangents(_tangent_basis(Phi), R, t, 1).reshape(*shape, 16)
 
 
 def pose_tangents(Phi, R, t) -> np.ndarray:
@@ -245,17 +250,44 @@ def pose_tangents(Phi, R, t) -> np.ndarray:
     R : (K, 3, 3) ndarray
     t : (K, 3) ndarray
     """
+    return _tangents(_tangent_basis(Phi), R, t, 7)
+
+
+def _tangent_basis(Phi) -> np.ndarray:
+    r"""``(9, 7 * 4 * 16)``: the tensors of :func:`pose_tangents` as linear maps of
+    :math:`\operatorname{vec} R` whose coefficients are affine in ``t``,
+    :math:`\partial_j f = \sum_c \tau_c Q_{jc} \operatorname{vec} R` with
+    :math:`\tau = (1, t)`, stacked ``[i, (j, c, f)]``.
+
+    With row-major :math:`\operatorname{vec}(A B) = (A \otimes I) \operatorname{vec} B` and
+    :math:`S_a = [e_a]_\times \otimes I`: :math:`f` has :math:`Q_{00} = \Phi_R`,
+    :math:`Q_{0b} = \Phi_E S_b`; :math:`\partial f / \partial w_a` has :math:`\Phi_R S_a`
+    and :math:`\Phi_E S_b S_a`; :math:`\partial f / \partial v_a` has :math:`\Phi_E S_a`
+    (:math:`\Phi = [\Phi_R, \Phi_E]`).
+    """
+    eye = np.eye(3)
+    S = [np.kron(skew(e), eye) for e in eye]
+    PR, PE = Phi[:, :9], Phi[:, 9:]
+    Q = np.zeros((7, 4, 16, 9))
+    Q[0, 0] = PR
+    for a in range(3):
+        Q[0, 1 + a] = PE @ S[a]
+        Q[1 + a, 0] = PR @ S[a]
+        Q[4 + a, 0] = PE @ S[a]
+        for b in range(3):
+            Q[1 + a, 1 + b] = PE @ S[b] @ S[a]
+    return np.ascontiguousarray(Q.transpose(3, 0, 1, 2).reshape(9, 7 * 4 * 16))
+
+
+def _tangents(Q, R, t, count) -> np.ndarray:
+    """The first ``count`` tensors ``(K, count, 16)`` of :func:`pose_tangents` from its
+    :func:`_tangent_basis` ``Q``: two matrix products."""
     K = len(R)
-    M = np.zeros((K, 4, 3, 3))  # R and [e_a]x R, whose rows are e_a x (columns of R)
-    M[:, 0] = R
-    M[:, 1, 1], M[:, 1, 2] = -R[:, 2], R[:, 1]
-    M[:, 2, 0], M[:, 2, 2] = R[:, 2], -R[:, 0]
-    M[:, 3, 0], M[:, 3, 1] = -R[:, 1], R[:, 0]
-    X = np.zeros((K, 7, 2, 9))
-    X[:, :4, 0] = M.reshape(K, 4, 9)
-    X[:, :4, 1] = (skew(t)[:, None] @ M).reshape(K, 4, 9)
-    X[:, 4:, 1] = X[:, 1:4, 0]
-    return X.reshape(K, 7, 18) @ Phi.T
+    Y = (R.reshape(K, 9) @ Q[:, :count * 64]).reshape(K, count, 4, 16)
+    tau = np.empty((K, 1, 1, 4))
+    tau[..., 0] = 1.0
+    tau[:, 0, 0, 1:] = t
+    return (tau @ Y)[:, :, 0]
 
 
 #: Sampson distances beyond this (pixels) are clipped: a tensor whose gradient nearly vanishes
@@ -270,6 +302,202 @@ SAMPSON_BLOCK = 2**17
 #: cost no measurable time at N = 100,000 (against keeping the operators of 2^18).
 SAMPSON_KEEP = 2**15
 
+#: :data:`SAMPSON_CLIP` as the compiled kernel sees it (a constant at compile time).
+_CLIP = SAMPSON_CLIP
+
+
+# The compiled Sampson kernel of PoseSampson (used when numba is installed). The functions
+# ``_nb_*`` are plain Python written for numba's nopython mode; ``_compiled`` compiles them on
+# first use (cached on disk). They read the residual and its gradient from the 4 x 4 unfolding
+# ``M`` of a tensor, ``e = a^T M c`` with ``a = [xy, x, y, 1]`` and ``c = [x'y', x', y', 1]``
+# (the rows of sampson_operator, never built), one pose and correspondence at a time.
+def _nb_residual(f, x, y, u, v):
+    """The residual ``e`` of the tensor ``f`` (16,) at ``(x, y, u, v)`` and its gradient."""
+    xy, uv = x * y, u * v
+    m0 = f[0] * uv + f[1] * u + f[2] * v + f[3]
+    m1 = f[4] * uv + f[5] * u + f[6] * v + f[7]
+    m2 = f[8] * uv + f[9] * u + f[10] * v + f[11]
+    m3 = f[12] * uv + f[13] * u + f[14] * v + f[15]
+    n0 = xy * f[0] + x * f[4] + y * f[8] + f[12]
+    n1 = xy * f[1] + x * f[5] + y * f[9] + f[13]
+    n2 = xy * f[2] + x * f[6] + y * f[10] + f[14]
+    e = xy * m0 + x * m1 + y * m2 + m3
+    return e, y * m0 + m1, x * m0 + m2, v * n0 + n1, u * n0 + n2
+
+
+def _nb_cost(p1, p2, F, W, scale, out):
+    """:meth:`PoseSampson.cost` of the tensors ``F`` (K, 16) on the points ``p1``, ``p2``
+    (1 or K, m, 2): the sums ``out`` (K,) of squared (Cauchy, with ``scale`` (K,) or (0,))
+    residuals weighted by ``W`` (K, m) or (0, 0)."""
+    K, m = F.shape[0], p1.shape[1]
+    for k in range(K):
+        row = 0 if p1.shape[0] == 1 else k
+        f = F[k]
+        acc = 0.0
+        for i in range(m):
+            e, g1, g2, g3, g4 = _nb_residual(f, p1[row, i, 0], p1[row, i, 1], p2[row, i, 0],
+                                            p2[row, i, 1])
+            d = e / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            if d != d:
+                d = 0.0
+            d = min(max(d, -_CLIP), _CLIP)
+            if scale.shape[0]:
+                q = d / scale[k]
+                r2 = scale[k] * scale[k] * np.log1p(q * q)
+            else:
+                r2 = d * d
+            if W.shape[0]:
+                r2 *= W[k, i] * W[k, i]
+            acc += r2
+        out[k] = acc
+
+
+def _nb_normal(p1, p2, F, W, scale, cost, H, g):
+    r""":meth:`PoseSampson.cost_and_normal_equations` from the tensors and tangents ``F``
+    (K, 7, 16) (:func:`pose_tangents`): ``cost`` (K,) as :func:`_nb_cost` sums it, ``H``
+    (K, 6, 6) and ``g`` (K, 6).
+
+    With :math:`s = d / \|\nabla e\|` the row of the derivatives is
+    :math:`b\, v^\top \partial f` where :math:`v = G_0 - s \sum_c g_c G_c`, one 16-vector
+    per correspondence (the Kronecker rows of the operator, combined before the product):
+    the rows :math:`b v` of a pose's correspondences are formed in a loop, and the products
+    with its 6 tangents and the sums of the normal equations are matrix products (BLAS)."""
+    K, m = F.shape[0], p1.shape[1]
+    V = np.zeros((m, 16))
+    res = np.zeros(m)
+    for k in range(K):
+        row = 0 if p1.shape[0] == 1 else k
+        f = F[k, 0]
+        finite = np.all(np.isfinite(F[k]))
+        acc = 0.0
+        for i in range(m):
+            x, y, u, w = p1[row, i, 0], p1[row, i, 1], p2[row, i, 0], p2[row, i, 1]
+            e, g1, g2, g3, g4 = _nb_residual(f, x, y, u, w)
+            norm = np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            d, inv = e / norm, 1.0 / norm
+            dc = 0.0 if d != d else min(max(d, -_CLIP), _CLIP)  # as _nb_cost
+            if scale.shape[0]:
+                q = dc / scale[k]
+                log = np.log1p(q * q)
+                r2 = scale[k] * scale[k] * log
+            else:
+                r2 = dc * dc
+            if W.shape[0]:
+                r2 *= W[k, i] * W[k, i]
+            acc += r2
+            if not abs(d) < _CLIP:  # a vanishing gradient or a clipped distance: no move
+                V[i] = 0.0
+                res[i] = 0.0
+                continue
+            s, b, r = d * inv, inv, d
+            if scale.shape[0]:  # d = dc here
+                root = np.sqrt(log)
+                if root > 0:
+                    b *= abs(q) / ((1.0 + q * q) * root)
+                r = np.sign(d) * scale[k] * root
+            if W.shape[0]:
+                r *= W[k, i]
+                b *= W[k, i]
+            res[i] = r
+            # b v = kron(b (a - s alpha), c) - kron(a, b s beta), with alpha = g1 da/dx +
+            # g2 da/dy and beta = g3 dc/dx' + g4 dc/dy' (the rows of the operator, combined)
+            xy, uw = x * y, u * w
+            a0, a1, a2 = b * (xy - s * (g1 * y + g2 * x)), b * (x - s * g1), b * (y - s * g2)
+            c0, c1, c2 = b * s * (g3 * w + g4 * u), b * s * g3, b * s * g4
+            V[i, 0], V[i, 1], V[i, 2], V[i, 3] = a0 * uw - xy * c0, a0 * u - xy * c1, \
+                a0 * w - xy * c2, a0
+            V[i, 4], V[i, 5], V[i, 6], V[i, 7] = a1 * uw - x * c0, a1 * u - x * c1, \
+                a1 * w - x * c2, a1
+            V[i, 8], V[i, 9], V[i, 10], V[i, 11] = a2 * uw - y * c0, a2 * u - y * c1, \
+                a2 * w - y * c2, a2
+            V[i, 12], V[i, 13], V[i, 14], V[i, 15] = b * uw - c0, b * u - c1, b * w - c2, b
+        cost[k] = acc
+        if not finite:  # as the products of the numpy path
+            H[k] = np.nan
+            g[k] = np.nan
+            continue
+        J = V @ np.ascontiguousarray(F[k, 1:].T)  # (m, 6)
+        H[k] = J.T @ J
+        g[k] = J.T @ res
+
+
+def _nb_distances(p1, p2, F, out):
+    """:meth:`PoseSampson.distances` of the tensors ``F`` (K, 16): the signed distances
+    ``out`` (K, m), 0 where the residual and its gradient vanish, clipped."""
+    K, m = F.shape[0], p1.shape[1]
+    for k in range(K):
+        row = 0 if p1.shape[0] == 1 else k
+        for i in range(m):
+            e, g1, g2, g3, g4 = _nb_residual(F[k], p1[row, i, 0], p1[row, i, 1],
+                                             p2[row, i, 0], p2[row, i, 1])
+            d = e / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            if d != d:
+                d = 0.0
+            out[k, i] = min(max(d, -_CLIP), _CLIP)
+
+
+def _nb_score(p1, p2, F, Rv, t, terms, threshold, loss, masks):
+    """:meth:`PoseSampson.score` of the tensors ``F`` (K, 16) of the poses ``Rv`` (K, 9)
+    (row-major), ``t`` (K, 3): MSAC ``loss`` (K,) and inlier ``masks`` (K, m), with the
+    cheirality test of :func:`_in_front` when ``terms`` (m, 35: :func:`_ray_terms` side by
+    side) has rows."""
+    K, m = F.shape[0], p1.shape[1]
+    rays = terms.shape[0] > 0
+    cap = threshold * threshold
+    for k in range(K):
+        row = 0 if p1.shape[0] == 1 else k
+        # R^T t, for the origin of ray 2 in camera 1's frame (_in_front)
+        rt0 = Rv[k, 0] * t[k, 0] + Rv[k, 3] * t[k, 1] + Rv[k, 6] * t[k, 2]
+        rt1 = Rv[k, 1] * t[k, 0] + Rv[k, 4] * t[k, 1] + Rv[k, 7] * t[k, 2]
+        rt2 = Rv[k, 2] * t[k, 0] + Rv[k, 5] * t[k, 1] + Rv[k, 8] * t[k, 2]
+        acc = 0.0
+        for i in range(m):
+            e, g1, g2, g3, g4 = _nb_residual(F[k], p1[row, i, 0], p1[row, i, 1],
+                                             p2[row, i, 0], p2[row, i, 1])
+            d = abs(e) / np.sqrt(g1 * g1 + g2 * g2 + g3 * g3 + g4 * g4)
+            if d != d:
+                d = 0.0
+            d = min(d, _CLIP)
+            if rays:
+                b = 0.0
+                o = 0.0
+                q = 0.0
+                for j in range(9):
+                    b += Rv[k, j] * terms[i, j]
+                    o += Rv[k, j] * terms[i, 9 + j]
+                    q += Rv[k, j] * terms[i, 18 + j]
+                e1 = (terms[i, 27] - o + rt0 * terms[i, 29] + rt1 * terms[i, 30]
+                      + rt2 * terms[i, 31])
+                e2 = q - terms[i, 28] + t[k, 0] * terms[i, 32] + t[k, 1] * terms[i, 33] \
+                    + t[k, 2] * terms[i, 34]
+                if not (b * e2 - e1 >= 0 and e2 - b * e1 >= 0):
+                    d = np.inf
+            masks[k, i] = d <= threshold
+            acc += min(d * d, cap)
+        loss[k] = acc
+
+
+_NB_FUNCTIONS = ("_nb_residual", "_nb_cost", "_nb_normal", "_nb_distances", "_nb_score")
+
+
+@functools.cache
+def _compiled():
+    """The compiled :func:`_nb_cost`, :func:`_nb_normal`, :func:`_nb_distances` and
+    :func:`_nb_score`, or None when numba cannot be imported. Compiles on the first call
+    (numba caches the machine code on disk) and binds the compiled ``_nb_*`` functions to
+    their module names, by which they call each other."""
+    if importlib.util.find_spec("numba") is None:
+        return None
+    try:
+        import numba
+    except ImportError:
+        return None
+    namespace = globals()
+    for name in _NB_FUNCTIONS:
+        namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(
+            namespace[name])
+    return tuple(namespace[name] for name in _NB_FUNCTIONS[1:])
+
 
 class PoseSampson:
     r"""Sampson distances of rigid poses on fixed correspondences, reduced block by block.
@@ -283,8 +511,8 @@ class PoseSampson:
     correspondences built when needed (kept for at most :data:`SAMPSON_KEEP` of them), and
     each block is reduced at once to what the caller needs: the truncated (MSAC) cost and
     inlier masks (:meth:`score`), a robust cost (:meth:`cost`), or the normal equations of a
-    Levenberg--Marquardt step (:meth:`normal_equations`). Nothing of size K x N but the masks
-    is held.
+    Levenberg--Marquardt step with or without that cost (:meth:`normal_equations`,
+    :meth:`cost_and_normal_equations`). Nothing of size K x N but the masks is held.
 
     The derivatives are analytic: with :math:`e = G_0 f` and :math:`g_c = G_c f` the
     residual and the components of its gradient (``G`` the operator) and :math:`\partial_\theta`
@@ -296,6 +524,13 @@ class PoseSampson:
 
     the 7 tensors of a pose cost one matrix product with the operator.
 
+    With numba installed (the optional extra ``fast``), every reduction runs in a compiled
+    loop over poses and correspondences instead (:func:`_nb_distances`, :func:`_nb_score`,
+    :func:`_nb_cost`, :func:`_nb_normal`, compiled on first use and cached on disk): the
+    same reductions, equal up to rounding, with no operator and no temporaries; on the
+    search's small batches (a few to 48 poses on 64 to 300 correspondences) the numpy blocks
+    spend most of their time in the overhead of their many array operations.
+
     Parameters
     ----------
     Phi : (16, 18) ndarray
@@ -306,6 +541,17 @@ class PoseSampson:
         for the cheirality test of :meth:`score`.
     block : int
         Tensor-correspondence pairs per block (results do not depend on it beyond rounding).
+    backend : {"auto", "numba", "numpy"}
+        ``"auto"`` uses the compiled reductions when numba is installed and the numpy blocks
+        otherwise; ``"numba"`` requires the compiled kernels, ``"numpy"`` forces the blocks
+        (``block`` then matters).
+
+    Raises
+    ------
+    ValueError
+        On malformed input or an unknown ``backend`` (naming the argument).
+    RuntimeError
+        When ``backend="numba"`` and numba cannot be imported.
 
     Examples
     --------
@@ -318,8 +564,16 @@ class PoseSampson:
     True
     """
 
-    def __init__(self, Phi, points1, points2, rays=None, *, block: int = SAMPSON_BLOCK):
+    def __init__(self, Phi, points1, points2, rays=None, *, block: int = SAMPSON_BLOCK,
+                 backend: str = "auto"):
+        if backend not in ("auto", "numba", "numpy"):
+            raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
+        self.kernels = _compiled() if backend != "numpy" else None
+        if self.kernels is None and backend == "numba":
+            raise RuntimeError("the numba backend of PoseSampson needs numba: pip install numba "
+                               "(or pip install 'xslit[fast]')")
         self.Phi = check_matrix("Phi", Phi, (16, 18))
+        self._basis = _tangent_basis(self.Phi)
         self.points1, self.points2 = check_point_pair("points1", points1, "points2", points2)
         self.block = check_positive_int("block", block)
         if rays is not None:
@@ -336,6 +590,7 @@ class PoseSampson:
         """The evaluator of the correspondences ``rows`` (indices or a boolean mask)."""
         sub = object.__new__(PoseSampson)
         sub.Phi, sub.block, sub._operators, sub._ray_terms = self.Phi, self.block, {}, {}
+        sub.kernels, sub._basis = self.kernels, self._basis
         sub.points1, sub.points2 = self.points1[rows], self.points2[rows]
         sub.rays = None if self.rays is None else (self.rays[0][rows], self.rays[1][rows])
         return sub
@@ -398,8 +653,11 @@ class PoseSampson:
 
     def distances(self, R, t) -> np.ndarray:
         """Signed Sampson distances ``(K, N)`` of poses ``R (K, 3, 3)``, ``t (K, 3)``."""
-        f = pose_tensors(self.Phi, R, t)
+        f = _tangents(self._basis, R, t, 1)[:, 0]
         out = np.empty((len(f), len(self)))
+        if self.kernels is not None:
+            self.kernels[2](*self._kernel_args(f, None, None)[:3], out)
+            return out
         for k, cols, G in self._blocks(len(f), 1):
             out[k, cols] = sampson_distance_batch(G, f[k][:, None], signed=True)[:, 0]
         return np.clip(out, -SAMPSON_CLIP, SAMPSON_CLIP, out=out)
@@ -409,9 +667,24 @@ class PoseSampson:
         inlier when its Sampson distance is within ``threshold`` and the closest points of its
         rays lie in front of both cameras (:func:`_in_front`; without ``rays``, every
         correspondence counts as in front)."""
-        f = pose_tensors(self.Phi, R, t)
+        f = _tangents(self._basis, R, t, 1)[:, 0]
         K, n = len(f), len(self)
         loss, masks = np.zeros(K), np.zeros((K, n), bool)
+        if self.kernels is not None:
+            if self.rays is None:
+                terms = np.zeros((0, 35))
+            else:
+                terms = self._ray_terms.get("packed")
+                if terms is None:
+                    terms = np.concatenate([np.reshape(a, (n, -1)) for a in
+                                            _ray_terms(*self.rays)], axis=1)
+                    if n <= SAMPSON_KEEP:
+                        self._ray_terms["packed"] = terms
+            p1, p2, f = self._kernel_args(f, None, None)[:3]
+            self.kernels[3](p1, p2, f, np.ascontiguousarray(np.reshape(R, (K, 9)), dtype=float),
+                            np.ascontiguousarray(t, dtype=float), terms, float(threshold), loss,
+                            masks)
+            return loss, masks
         for k, cols, G in self._blocks(K, 1):
             d = sampson_distance_batch(G, f[k][:, None])[:, 0]
             np.minimum(d, SAMPSON_CLIP, out=d)
@@ -421,6 +694,16 @@ class PoseSampson:
             masks[k, cols] = d <= threshold
             loss[k] += msac_loss(d, threshold)
         return loss, masks
+
+    def _kernel_args(self, F, weights, scale):
+        """The arguments of the compiled kernel: points ``(1 or K, m, 2)``, tensors, weights
+        and scales (empty when not given), C-contiguous float arrays."""
+        p1, p2 = self.points1, self.points2
+        if p1.ndim == 2:
+            p1, p2 = p1[None], p2[None]
+        W = np.zeros((0, 0)) if weights is None else weights
+        scale = np.zeros(0) if scale is None else scale
+        return tuple(np.ascontiguousarray(a, dtype=float) for a in (p1, p2, F, W, scale))
 
     @staticmethod
     def _robust(d, scale):
@@ -447,7 +730,11 @@ class PoseSampson:
             Per-pose weights of the correspondences.
         scale : (K,) ndarray, optional
         """
-        f = pose_tensors(self.Phi, R, t)
+        f = _tangents(self._basis, R, t, 1)[:, 0]
+        if self.kernels is not None:
+            out = np.empty(len(f))
+            self.kernels[0](*self._kernel_args(f, weights, scale), out)
+            return out
         out = np.zeros(len(f))
         for k, cols, G in self._blocks(len(f), 1):
             d = sampson_distance_batch(G, f[k][:, None], signed=True)[:, 0]
@@ -461,9 +748,17 @@ class PoseSampson:
     def normal_equations(self, R, t, *, weights=None, scale=None):
         """``J J^T`` ``(K, 6, 6)`` and ``J r`` ``(K, 6)`` of the residuals of :meth:`cost`,
         with ``J`` their derivatives in ``(w, v)`` (:func:`pose_tangents`)."""
-        F = pose_tangents(self.Phi, R, t)  # (K, 7, 16)
+        return self.cost_and_normal_equations(R, t, weights=weights, scale=scale)[1:]
+
+    def cost_and_normal_equations(self, R, t, *, weights=None, scale=None):
+        """:meth:`cost` ``(K,)`` and :meth:`normal_equations` ``(K, 6, 6)``, ``(K, 6)`` from
+        one evaluation of the residuals (the normal equations come with the residuals)."""
+        F = _tangents(self._basis, R, t, 7)  # pose_tangents (K, 7, 16)
         K = len(F)
-        H, g = np.zeros((K, 6, 6)), np.zeros((K, 6))
+        c, H, g = np.zeros(K), np.zeros((K, 6, 6)), np.zeros((K, 6))
+        if self.kernels is not None:
+            self.kernels[1](*self._kernel_args(F, weights, scale), c, H, g)
+            return c, H, g
         for k, cols, G in self._blocks(K, 7):
             Fk = F[k]
             m = G.shape[-2]
@@ -493,9 +788,10 @@ class PoseSampson:
                 b *= w
             dot = np.einsum("kcn,kjcn->kjn", grad0, P[:, 1:, 1:])
             J = (P[:, 1:, 0] - a[:, None] * dot) * b[:, None]
+            c[k] += np.einsum("kn,kn->k", r, r)
             H[k] += J @ np.swapaxes(J, 1, 2)
             g[k] += (J @ r[..., None])[..., 0]
-        return H, g
+        return c, H, g
 
 
 def rotation_grid(n: int) -> np.ndarray:
@@ -610,9 +906,13 @@ def rotations_for_translations(Phi, M, t, *, iterations: int = 8):
         Blocks of K: from ``r`` and from ``-r``.
     """
     P = _rotation_blocks(Phi)
-    Q = np.einsum("afi,fg,bgj->abij", P, M, P)  # (4, 4, 9, 9)
+    # Q[a, b] = P_a^T M P_b (4, 4, 9, 9) and H = sum_ab tau_a tau_b Q[a, b], as matrix
+    # products (the three-operand einsums took 1.2 ms for 480 translations).
+    Q = (P.transpose(0, 2, 1).reshape(36, 16) @ (M @ P).transpose(1, 0, 2).reshape(16, 36))
+    Q = Q.reshape(4, 9, 4, 9).transpose(0, 2, 1, 3)
     tau = np.concatenate([np.ones((len(t), 1)), t], axis=1)
-    H = np.einsum("ka,kb,abij->kij", tau, tau, Q)
+    H = ((tau[:, :, None] * tau[:, None, :]).reshape(len(t), 16)
+         @ np.ascontiguousarray(Q).reshape(16, 81)).reshape(-1, 9, 9)
     w, V = np.linalg.eigh(H)
     r = V[:, :, 0].reshape(-1, 3, 3)
     U, _, Vt = np.linalg.svd(r)
@@ -813,8 +1113,10 @@ def refine_pose_sampson(sampson, R, t, weights=None, *, iterations: int = 30, sc
     as least squares of the signed roots :math:`\operatorname{sign}(d_i)\, s
     \sqrt{\log(1 + d_i^2 / s^2)}`, so that correspondences far from the pose's tensor pull
     little (outliers among a start's correspondences). The steps use the analytic
-    derivatives of :class:`PoseSampson`, reduced block by block to the normal equations
-    (:func:`xslit.sfm.lm.batch_levenberg_marquardt_normal`); a start leaves the batch when it
+    derivatives of :class:`PoseSampson`, reduced block by block to the normal equations,
+    which come with the cost of each trial step
+    (:func:`xslit.sfm.lm.batch_levenberg_marquardt_normal` with ``fused``: one evaluation of
+    the residuals per step instead of two); a start leaves the batch when it
     has converged.
 
     Parameters
@@ -868,19 +1170,16 @@ def refine_pose_sampson(sampson, R, t, weights=None, *, iterations: int = 30, sc
         return ev, {"weights": None if weights is None else weights[k],
                     "scale": None if scale is None else scale[k]}
 
-    def cost(state, k):
+    def fused(state, k):
         ev, kw = part(k)
-        return ev.cost(*state, **kw)
-
-    def normal(state, k):
-        ev, kw = part(k)
-        return ev.normal_equations(*state, **kw)
+        return ev.cost_and_normal_equations(*state, **kw)
 
     def retract(state, d):
         return matrix_from_rvec(d[:, :3]) @ state[0], state[1] + d[:, 3:]
 
-    (R, t), cost = batch_levenberg_marquardt_normal(cost, normal, retract, (R, t),
-                                                    iterations=iterations, rel_tol=rel_tol)
+    (R, t), cost = batch_levenberg_marquardt_normal(None, None, retract, (R, t),
+                                                    iterations=iterations, rel_tol=rel_tol,
+                                                    fused=fused)
     count = n if weights is None else np.maximum(np.sum(weights * weights, axis=1), 1.0)
     return R, t, np.sqrt(cost / count)
 
@@ -1294,6 +1593,15 @@ THOROUGH_SEARCH = {"n_rotations": 1000, "n_directions": 1536, "n_subsets": 8,
                    "n_starts": 192, "n_candidates": 32, "retry": False}
 
 
+@functools.cache
+def _chi2_quantile(p: float, dof: int) -> float:
+    """The ``p`` quantile of chi-square with ``dof`` degrees of freedom (scipy's, computed once
+    per level: each call costs about 0.1 ms)."""
+    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
+
+    return float(chi2.ppf(p, dof))
+
+
 @dataclass
 class CalibratedTwoView:
     r"""Result of :func:`calibrated_two_view`.
@@ -1460,9 +1768,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     0.1 px^2 more over all correspondences, than the search's best, 28 degrees off: the data
     cannot decide between them, and only the comparison over all correspondences says so).
     """
-    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
-
-    reach = chi2.ppf(AMBIGUITY_LEVEL, 6) * max(pose.rms**2, 1e-12)
+    reach = _chi2_quantile(AMBIGUITY_LEVEL, 6) * max(pose.rms**2, 1e-12)
     best = _fit_basin((pose.R, pose.t, pose.inliers), p1, p2, intrinsics1, intrinsics2,
                       threshold)
     if isinstance(best, str):
@@ -1482,7 +1788,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
         if score - pose.score > reach or inl.sum() < 8:
             continue
         d = np.concatenate([rvec_from_matrix(R) - rv, t - tv])
-        if d @ S @ d <= chi2.ppf(AMBIGUITY_LEVEL, 6) * sigma2:
+        if d @ S @ d <= _chi2_quantile(AMBIGUITY_LEVEL, 6) * sigma2:
             continue
         other = _fit_basin((R, t, inl), p1, p2, intrinsics1, intrinsics2, threshold,
                            max_iterations=20)
@@ -1624,8 +1930,6 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
     start = check_mask("inliers", inliers, n)
     rng = np.random.default_rng(0) if rng is None else check_rng(rng)
     empty = np.zeros(n, bool)
-    from scipy.stats import chi2  # not at import: scipy.stats takes about a second to load
-
     try:
         pose = relative_pose(p1, p2, intrinsics1, intrinsics2, start, threshold=threshold,
                              rng=rng)
@@ -1637,7 +1941,7 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         return CalibratedTwoView("failed", ml, None, None, empty, None, np.nan, None, np.nan,
                                  np.inf)
     gap = _uncalibrated_gap(intrinsics1, intrinsics2, ml, p1, p2, threshold)
-    if gap > chi2.ppf(MODEL_FIT_RETRY, 7):
+    if gap > _chi2_quantile(MODEL_FIT_RETRY, 7):
         # The pose fits its inliers worse than an uncalibrated tensor: the search may have
         # missed the maximum-likelihood basin. A thorough search, kept when its
         # maximum-likelihood pose has the lower truncated Sampson cost on all correspondences
@@ -1672,7 +1976,7 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
         Sn = S / diag[:, None] / diag[None]
     # An overflow here means a direction of the pose the data do not observe at all.
     ev = np.linalg.eigvalsh(Sn) if np.all(np.isfinite(Sn)) else np.array([0.0, 1.0])
-    level = chi2.ppf(AMBIGUITY_LEVEL, 6)
+    level = _chi2_quantile(AMBIGUITY_LEVEL, 6)
     # Minima closer than noise in the pose explains (Mahalanobis distance) are one minimum.
     diffs = [np.concatenate([b[1] - rv, b[2] - tv]) for b in basins[1:]]
     distinct = [d @ S @ d > level * sigma2 for d in diffs]
@@ -1702,11 +2006,11 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
             reason = (f"the rotation has standard deviation {np.degrees(rot_sd):.3g} degrees "
                       "about one axis: the correspondences do not determine the pose"
                       f"{shape or ' (too few of them, or too little depth or parallax)'}")
-        elif gap > chi2.ppf(MODEL_FIT_LEVEL, 7):
+        elif gap > _chi2_quantile(MODEL_FIT_LEVEL, 7):
             status = "undetermined"
             reason = (f"the pose fits its inliers worse than an uncalibrated epipolar tensor "
                       f"does, by {gap:.3g} sigma^2 on their common correspondences (beyond "
-                      f"the {MODEL_FIT_LEVEL} quantile {chi2.ppf(MODEL_FIT_LEVEL, 7):.3g} of "
+                      f"the {MODEL_FIT_LEVEL} quantile {_chi2_quantile(MODEL_FIT_LEVEL, 7):.3g} of "
                       "chi-square with 7 degrees of freedom): the search did not find the "
                       "maximum-likelihood basin, or the intrinsics do not match the images")
         elif rivals:

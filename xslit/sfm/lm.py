@@ -312,8 +312,9 @@ def batch_damped_solve(H, g, lam):
     ...                    np.array([0.0]))
     array([[-1. , -0.5]])
     """
-    A = H + lam[:, None, None] * (np.einsum("kaa->ka", H)[:, :, None] + 1e-12) * np.eye(
-        H.shape[1])
+    A = np.array(H, dtype=float)
+    diagonal = A.reshape(len(A), -1)[:, :: A.shape[1] + 1]  # a view of the diagonals
+    diagonal += lam[:, None] * (diagonal + 1e-12)
     return -np.linalg.solve(A, g[..., None])[..., 0]
 
 
@@ -419,7 +420,7 @@ def batch_levenberg_marquardt(residuals, jacobian, retract, state, *, iterations
 
 
 def batch_levenberg_marquardt_normal(cost, normal, retract, state, *, iterations: int,
-                                     rel_tol: float, lam0: float = 1e-3):
+                                     rel_tol: float, lam0: float = 1e-3, fused=None):
     """Levenberg--Marquardt on a batch of ``K`` independent small problems given by their
     costs and normal equations, on the problems not yet done.
 
@@ -448,6 +449,12 @@ def batch_levenberg_marquardt_normal(cost, normal, retract, state, *, iterations
     rel_tol : float
     lam0 : float
         Initial damping.
+    fused : callable, optional
+        ``fused(state, rows) -> (cost, H, g)``: both at once, for problems whose normal
+        equations cost little more than their residuals. Every trial step is then evaluated
+        by it (the normal equations of a kept step come with its cost, at the price of
+        forming them also for the steps that are not kept and for the last step of each
+        problem); ``cost`` and ``normal`` are not called (pass None).
 
     Returns
     -------
@@ -469,26 +476,46 @@ def batch_levenberg_marquardt_normal(cost, normal, retract, state, *, iterations
     ...                                            rel_tol=1e-12)
     >>> np.round(x, 6)
     array([ 1., -3.])
+
+    The same with the cost and the normal equations from one function:
+
+    >>> def fused(state, rows):
+    ...     return cost(state, rows), *normal(state, rows)
+    >>> (y,), c = batch_levenberg_marquardt_normal(None, None,
+    ...                                            lambda s, d: (s[0] + d[:, 0],),
+    ...                                            (np.zeros(2),), iterations=50,
+    ...                                            rel_tol=1e-12, fused=fused)
+    >>> bool(np.array_equal(x, y))
+    True
     """
     iterations = check_positive_int("iterations", iterations, minimum=0)
     state = tuple(np.array(s, dtype=float) for s in state)
     active = np.arange(len(state[0]))
-    costs = np.asarray(cost(state, active), dtype=float).copy()
-    H, g = (np.array(x, dtype=float) for x in normal(state, active))
+    if fused is None:
+        costs = np.asarray(cost(state, active), dtype=float).copy()
+        H, g = (np.array(x, dtype=float) for x in normal(state, active))
+    else:
+        costs, H, g = (np.array(x, dtype=float) for x in fused(state, active))
     lam = np.full(len(active), lam0)
     for _ in range(iterations):
         if not len(active):
             break
         old = tuple(s[active] for s in state)
         new = retract(old, batch_damped_solve(H[active], g[active], lam[active]))
-        new_cost = cost(new, active)
+        if fused is None:
+            new_cost = cost(new, active)
+        else:
+            new_cost, H_new, g_new = fused(new, active)
         ok = new_cost < costs[active]
         kept, costs[active], lam[active], done = batch_accept(
             costs[active], new_cost, lam[active], rel_tol, old, new)
         for s, k in zip(state, kept, strict=True):
             s[active] = k
-        again = active[ok & ~done]
-        if len(again):
+        go_on = ok & ~done
+        again = active[go_on]
+        if len(again) and fused is None:
             H[again], g[again] = normal(tuple(s[again] for s in state), again)
+        elif len(again):
+            H[again], g[again] = H_new[go_on], g_new[go_on]
         active = active[~done]
     return state, costs

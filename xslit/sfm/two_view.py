@@ -243,7 +243,8 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
         return cache[key]
 
     def project(A, p):
-        a = np.einsum("vkj,nj->nvk", A[:, :, :3], p) + A[:, :, 3]  # (N, 4, 2)
+        # a = A [p; 1] for every row of every view (N, V, 2), as one matrix product
+        a = (p @ A[:, :, :3].reshape(-1, 3).T).reshape(len(p), -1, 2) + A[:, :, 3]
         with np.errstate(divide="ignore", invalid="ignore"):
             return a[..., 0] / a[..., 1], a
 
