@@ -63,11 +63,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _jit
 from .._checks import (
     check_array,
     check_image_points,
@@ -486,16 +486,9 @@ def _compiled():
     :func:`_nb_score`, or None when numba cannot be imported. Compiles on the first call
     (numba caches the machine code on disk) and binds the compiled ``_nb_*`` functions to
     their module names, by which they call each other."""
-    if importlib.util.find_spec("numba") is None:
-        return None
-    try:
-        import numba
-    except ImportError:
-        return None
     namespace = globals()
-    for name in _NB_FUNCTIONS:
-        namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(
-            namespace[name])
+    if not _jit.compile_kernels(namespace, _NB_FUNCTIONS):
+        return None
     return tuple(namespace[name] for name in _NB_FUNCTIONS[1:])
 
 
@@ -542,7 +535,8 @@ class PoseSampson:
     block : int
         Tensor-correspondence pairs per block (results do not depend on it beyond rounding).
     backend : {"auto", "numba", "numpy"}
-        ``"auto"`` uses the compiled reductions when numba is installed and the numpy blocks
+        ``"auto"`` uses the compiled reductions when numba is installed (and
+        ``XSLIT_NO_NUMBA`` does not switch them off, :mod:`xslit._jit`) and the numpy blocks
         otherwise; ``"numba"`` requires the compiled kernels, ``"numpy"`` forces the blocks
         (``block`` then matters).
 
@@ -568,7 +562,10 @@ class PoseSampson:
                  backend: str = "auto"):
         if backend not in ("auto", "numba", "numpy"):
             raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
-        self.kernels = _compiled() if backend != "numpy" else None
+        # "auto" follows the package's switch (xslit._jit: numba installed, XSLIT_NO_NUMBA
+        # unset).
+        wanted = backend == "numba" or (backend == "auto" and _jit.USE_NUMBA)
+        self.kernels = _compiled() if wanted else None
         if self.kernels is None and backend == "numba":
             raise RuntimeError("the numba backend of PoseSampson needs numba: pip install numba "
                                "(or pip install 'xslit[fast]')")

@@ -13,10 +13,10 @@ point by Gauss-Newton, all points at once.
 from __future__ import annotations
 
 import functools
-import importlib.util
 
 import numpy as np
 
+from .. import _jit
 from .._checks import check_array, check_finite, check_image_points, check_positive_int
 
 __all__ = ["reprojection_residuals", "triangulate_linear", "triangulate_nonlinear"]
@@ -87,7 +87,8 @@ def triangulate_linear(cameras, points, *, backend: str = "auto") -> np.ndarray:
         ``"numpy"`` by LAPACK's SVD of each (``numpy.linalg.svd``, batched), ``"numba"`` by a
         compiled one-sided Jacobi rotation of the four columns (Hestenes; as accurate, and
         about 3 times faster on 4 x 4 matrices, whose batched SVD costs about 4 us each in
-        LAPACK's per-matrix overhead); ``"auto"`` is ``"numba"`` when numba is installed.
+        LAPACK's per-matrix overhead); ``"auto"`` is ``"numba"`` when numba is installed and
+        the environment variable ``XSLIT_NO_NUMBA`` does not switch it off (:mod:`xslit._jit`).
 
     Returns
     -------
@@ -103,7 +104,9 @@ def triangulate_linear(cameras, points, *, backend: str = "auto") -> np.ndarray:
     if backend not in ("auto", "numba", "numpy"):
         raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
     P = _planes(*_check_views(cameras, points))
-    kernel = _compiled() if backend != "numpy" else None
+    # "auto" follows the package's switch (xslit._jit: numba installed, XSLIT_NO_NUMBA unset).
+    wanted = backend == "numba" or (backend == "auto" and _jit.USE_NUMBA)
+    kernel = _compiled() if wanted else None
     if kernel is None and backend == "numba":
         raise RuntimeError("the numba backend of triangulate_linear needs numba: pip install "
                            "numba (or pip install 'xslit[fast]')")
@@ -176,13 +179,10 @@ _JACOBI_TOL = 1e-15
 def _compiled():
     """The compiled :func:`_nb_least_vectors`, or None when numba cannot be imported (compiled
     on the first call, cached on disk)."""
-    if importlib.util.find_spec("numba") is None:
+    namespace = globals()
+    if not _jit.compile_kernels(namespace, ("_nb_least_vectors",)):
         return None
-    try:
-        import numba
-    except ImportError:
-        return None
-    return numba.njit(cache=True, nogil=True)(_nb_least_vectors)
+    return namespace["_nb_least_vectors"]
 
 
 def reprojection_residuals(cameras, points, X) -> np.ndarray:
