@@ -154,7 +154,7 @@ def family_members(rows, basis) -> np.ndarray:
 
 
 def search_family(problem, model, threshold: float, rng, *, optimise, rounds: int = 4,
-                  confidence: float = 0.99, max_samples: int = 256, batch: int = 64,
+                  confidence: float = 0.99, max_samples: int = 512, batch: int = 64,
                   subset: int = 256, n_optimised: int = 3):
     """Look for a better model in the family of tensors that ``model``'s inliers leave open,
     repeatedly from each better model found.
@@ -187,7 +187,10 @@ def search_family(problem, model, threshold: float, rng, *, optimise, rounds: in
     rounds : int
     confidence : float
     max_samples, batch : int
-        Samples per family dimension (3 to 5) and round, drawn ``batch`` at a time.
+        Samples per family dimension (3 to 5) and round, drawn ``batch`` at a time. On a
+        sweep scene with 63% outliers and 77% of the points on one plane, whose better member
+        needs 4 of the left-out points that are its inliers (11% of them, 25% of the nearest
+        quarter), 256 found it about one time in two.
     subset : int
         Members are ranked on this many random correspondences; the best two of each batch
         are scored on all.
