@@ -13,12 +13,49 @@ from __future__ import annotations
 import importlib.util
 import os
 
-__all__ = ["USE_NUMBA", "compile_kernels"]
+__all__ = ["BACKENDS", "USE_NUMBA", "compile_kernels", "select_kernels"]
 
 #: Whether the compiled kernels are used: numba is installed and ``XSLIT_NO_NUMBA`` is not set.
 #: A module reads it at each call (tests switch the numpy path on by setting it False).
 USE_NUMBA = (importlib.util.find_spec("numba") is not None
              and os.environ.get("XSLIT_NO_NUMBA", "") in ("", "0"))
+
+
+#: The ``backend`` arguments of the functions with compiled kernels.
+BACKENDS = ("auto", "numba", "numpy")
+
+
+def select_kernels(backend: str, compiled, what: str, *, available: bool = True):
+    """The compiled kernels that ``backend`` selects, or None for the numpy code.
+
+    ``"auto"`` follows the package's switch (:data:`USE_NUMBA`), ``"numba"`` requires the
+    kernels, ``"numpy"`` never compiles them.
+
+    Parameters
+    ----------
+    backend : {"auto", "numba", "numpy"}
+    compiled : callable
+        The module's cached compiler: its kernels, or None when numba cannot be imported.
+    what : str
+        The function or class the kernels serve (named when numba is missing).
+    available : bool
+        False when the module has ruled numba out (its kernels are then never compiled).
+
+    Raises
+    ------
+    ValueError
+        When ``backend`` is not one of :data:`BACKENDS`.
+    RuntimeError
+        When ``backend="numba"`` and the kernels cannot be compiled.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
+    wanted = available and (backend == "numba" or (backend == "auto" and USE_NUMBA))
+    kernels = compiled() if wanted else None
+    if kernels is None and backend == "numba":
+        raise RuntimeError(f"the numba backend of {what} needs numba: pip install numba (or "
+                           "pip install 'xslit[fast]')")
+    return kernels
 
 
 def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:

@@ -502,18 +502,17 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
         if model is None:
             break
     else:
-        starts.append((model, fit))
+        starts.append((model, fit, None))
     if trimmed is not None:
-        starts.append((trimmed, None))
+        starts.append((trimmed, None, None))
     n = len(est.inliers)
     if 0 < n - np.count_nonzero(est.inliers) <= CLEAN_OUTSIDE * n:
         everything = problem.refit(model0, np.ones(n, bool), threshold, final=False)
-        if everything is not None:
-            starts.append((everything, "all"))
-    for model, start in starts:
-        if isinstance(start, str):  # the fit of all correspondences, polished on them all
-            within, start = np.ones(n, bool), None
-        else:
+        if everything is not None:  # polished on all correspondences, then re-selected
+            starts.append((everything, None, np.ones(n, bool)))
+    # (start model, fit to continue from, correspondences to polish: default its inliers)
+    for model, start, within in starts:
+        if within is None:
             within = problem.residuals(model[None])[0] < threshold
         # The annealing is for single points just beyond the threshold: any change counts.
         same = 0.0 if start is not None else SAME_INLIERS * np.count_nonzero(est.inliers)

@@ -2219,15 +2219,7 @@ def _compiled():
 def _kernels(backend: str):
     """The compiled ``(track, track_lanes, first_occurrence)`` kernels that ``backend``
     selects, or None for the numpy implementation."""
-    if backend not in ("auto", "numba", "numpy"):
-        raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
-    # "auto" follows the package's switch (xslit._jit: numba installed, XSLIT_NO_NUMBA unset).
-    wanted = HAVE_NUMBA and (backend == "numba" or (backend == "auto" and _jit.USE_NUMBA))
-    kernels = _compiled() if wanted else None
-    if kernels is None and backend == "numba":
-        raise RuntimeError("the numba backend of the minimal solver needs numba: "
-                           "pip install numba (or pip install 'xslit[fast]')")
-    return kernels
+    return _jit.select_kernels(backend, _compiled, "the minimal solver", available=HAVE_NUMBA)
 
 
 def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,

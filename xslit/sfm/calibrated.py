@@ -560,15 +560,7 @@ class PoseSampson:
 
     def __init__(self, Phi, points1, points2, rays=None, *, block: int = SAMPSON_BLOCK,
                  backend: str = "auto"):
-        if backend not in ("auto", "numba", "numpy"):
-            raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
-        # "auto" follows the package's switch (xslit._jit: numba installed, XSLIT_NO_NUMBA
-        # unset).
-        wanted = backend == "numba" or (backend == "auto" and _jit.USE_NUMBA)
-        self.kernels = _compiled() if wanted else None
-        if self.kernels is None and backend == "numba":
-            raise RuntimeError("the numba backend of PoseSampson needs numba: pip install numba "
-                               "(or pip install 'xslit[fast]')")
+        self.kernels = _jit.select_kernels(backend, _compiled, "PoseSampson")
         self.Phi = check_matrix("Phi", Phi, (16, 18))
         self._basis = _tangent_basis(self.Phi)
         self.points1, self.points2 = check_point_pair("points1", points1, "points2", points2)

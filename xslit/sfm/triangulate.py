@@ -101,15 +101,8 @@ def triangulate_linear(cameras, points, *, backend: str = "auto") -> np.ndarray:
     RuntimeError
         When ``backend="numba"`` and numba cannot be imported.
     """
-    if backend not in ("auto", "numba", "numpy"):
-        raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}")
+    kernel = _jit.select_kernels(backend, _compiled, "triangulate_linear")
     P = _planes(*_check_views(cameras, points))
-    # "auto" follows the package's switch (xslit._jit: numba installed, XSLIT_NO_NUMBA unset).
-    wanted = backend == "numba" or (backend == "auto" and _jit.USE_NUMBA)
-    kernel = _compiled() if wanted else None
-    if kernel is None and backend == "numba":
-        raise RuntimeError("the numba backend of triangulate_linear needs numba: pip install "
-                           "numba (or pip install 'xslit[fast]')")
     if kernel is None:
         _, _, Vt = np.linalg.svd(P)
         X = Vt[:, -1, :]
