@@ -762,3 +762,23 @@ def test_refine_pose_sampson_recovers_the_pose_from_nearby_starts(tol):
             assert _rot_err_deg(R[k], matrix_from_rvec(s["rvec"])) < 1e-6
             np.testing.assert_allclose(t[k], s["tvec"], atol=1e-6 * np.linalg.norm(s["tvec"]))
         assert np.all(rms < 1e-6)
+
+
+def test_pose_distances_count_points_behind_a_camera_as_outliers():
+    """Noise-free correspondences lie on the pose's tensor (distance 0, cost 0); the point
+    -X, through the origin of camera 1's frame, projects onto the same curves (its Sampson distance is
+    0) but its point lies behind the cameras, and counts as an outlier at the threshold."""
+    s = random_two_view_scene(0, 30)
+    i1, i2, rv, t = s["intrinsics1"], s["intrinsics2"], s["rvec"], s["tvec"]
+    cost, e, X = xslit.sfm.pose_distances(i1, i2, rv, t, s["points1"], s["points2"], 1.0)
+    assert cost < 1e-12 and np.all(e < 1e-12)
+    np.testing.assert_allclose(X[:, :3] / X[:, 3:], s["X"], atol=1e-6)
+    cam1 = compose_camera(i1, np.zeros(3), np.zeros(3))
+    cam2 = compose_camera(i2, rv, t)
+    behind = -s["X"][:1]  # on the far side of the origin: behind camera 1
+    q1, q2 = cam1.project(behind), cam2.project(behind)
+    F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
+    assert abs(sampson_distance(F, q1, q2)[0]) < 1e-9
+    p1, p2 = np.r_[s["points1"], q1], np.r_[s["points2"], q2]
+    cost, e, _ = xslit.sfm.pose_distances(i1, i2, rv, t, p1, p2, 2.0)
+    assert np.isinf(e[-1]) and cost == pytest.approx(4.0, abs=1e-9)

@@ -1066,6 +1066,8 @@ def _calls():
         "calibrated_two_view": (XS.calibrated_two_view,
                                 dict(**pts, intrinsics1=i1, intrinsics2=i2, rng=0)),
         "relative_pose": (XS.relative_pose, dict(**pts, intrinsics1=i1, intrinsics2=i2, rng=0)),
+        "pose_distances": (XS.pose_distances, dict(intrinsics1=i1, intrinsics2=i2, rvec=s["rvec"],
+                                                   t=s["tvec"], **pts, threshold=1.0)),
         "tensor_map": (XS.tensor_map, dict(intrinsics1=i1, intrinsics2=i2)),
         "msac_loss": (XR.msac_loss, dict(residuals=np.abs(p1[:, 0]), threshold=2.0)),
         "density_order": (XR.density_order, dict(data=np.c_[p1, p2], rng=rng)),
@@ -1118,7 +1120,7 @@ MALFORMED = {
                                 "design_matrix", "solve_linear",
                                 "projective_pairs_from_tensor", "refine_projective_pair",
                                 "metric_residuals", "fit_metric_pose", "metric_pose_information",
-                                "calibrated_two_view", "relative_pose")
+                                "calibrated_two_view", "relative_pose", "pose_distances")
        for a in ("points1", "points2")},
     **{(f, "F"): _TENSOR for f in ("evaluate_tensor", "sampson_distance", "tensor_gradient",
                                   "contract_modes", "candidate_matrices")},
@@ -1155,8 +1157,11 @@ MALFORMED = {
     ("projective_pairs_from_tensor", "refine"): st.sampled_from([None, 1, "yes", np.ones(2)]),
     **{(f, a): S.malformed_intrinsics()
        for f in ("metric_residuals", "fit_metric_pose", "refine_metric_pose",
-                 "metric_pose_information", "calibrated_two_view")
+                 "metric_pose_information", "calibrated_two_view", "pose_distances")
        for a in ("intrinsics1", "intrinsics2")},
+    **{("pose_distances", a): S.malformed_arrays((3,)) for a in ("rvec", "t")},
+    ("pose_distances", "threshold"): S.malformed_scalars(allow_zero=False,
+                                                         allow_negative=False),
     **{(f, a): S.malformed_arrays((3,)) for f in ("fit_metric_pose", "refine_metric_pose")
        for a in ("rvec0", "tvec0")},
     **{("metric_pose_information", a): S.malformed_arrays((3,)) for a in ("rvec", "tvec")},

@@ -35,7 +35,7 @@ from .epipolar.estimate import EpipolarProblem
 from .epipolar.variety import refine_on_variety
 from .geometry.projective import matrix_from_rvec, rvec_from_matrix, skew
 from .robust import chance_inlier_ratio, chance_verdict, msac_loss
-from .sfm import refine_metric_pose, reprojection_residuals
+from .sfm import pose_distances, refine_metric_pose, reprojection_residuals
 from .sfm.lm import numeric_block_jacobian
 
 __all__ = [
@@ -1327,7 +1327,8 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
     could prefer the truth's).
 
     With a pose, ``pose_loss_ratio`` is the truncated quadratic loss of all correspondences'
-    Sampson distances to the pose's tensor (the known intrinsics and ``R, t``) divided by that
+    Sampson distances to the pose's tensor (the known intrinsics and ``R, t``; a
+    correspondence whose point lies behind a camera counts as an outlier) divided by that
     of the yardstick's pose on the correspondences within the threshold, and
     ``pose_fits_as_ml`` says that the pose is as good as the data allow: within ``factor``,
     or fitting the data at least as well as maximum likelihood from the truth (a ratio of at
@@ -1462,13 +1463,18 @@ def _covers(covariance, R, t, scene) -> bool:
 
 
 def _pose_loss(scene, R, t, threshold) -> float:
-    """Truncated quadratic loss (:func:`xslit.robust.msac_loss`) of the Sampson distances of
-    all of a scene's correspondences to the tensor of the pose ``R, t`` of camera 2."""
-    cam1 = compose_camera(scene.intrinsics1, np.zeros(3), np.zeros(3))
-    cam2 = compose_camera(scene.intrinsics2, rvec_from_matrix(np.asarray(R, dtype=float)),
-                          np.ravel(np.asarray(t, dtype=float)))
-    F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
-    return float(msac_loss(sampson_distance(F, scene.points1, scene.points2), threshold))
+    """Truncated quadratic loss of the Sampson distances of all of a scene's correspondences
+    to the tensor of the pose ``R, t`` of camera 2, a correspondence whose point lies behind
+    a camera counting as an outlier (:func:`xslit.sfm.pose_distances`, the cost by which
+    the calibrated pose ranks its basins). Without cheirality, outliers of a nearly central
+    pair that lie on the curves of a pose, with their rays meeting behind the cameras, made
+    the yardstick's pose look better than estimates that rightly leave them out (on a sweep
+    scene of 1,711 correspondences the truth's pose gained 20 px^2 from four such
+    correspondences)."""
+    return pose_distances(scene.intrinsics1, scene.intrinsics2,
+                          rvec_from_matrix(np.asarray(R, dtype=float)),
+                          np.ravel(np.asarray(t, dtype=float)), scene.points1, scene.points2,
+                          threshold)[0]
 
 
 def _region_match(params, region) -> bool:

@@ -4,6 +4,7 @@ from .calibrated import (
     CalibratedPose,
     CalibratedTwoView,
     calibrated_two_view,
+    pose_distances,
     relative_pose,
     tensor_map,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "fit_metric_pose",
     "metric_pose_information",
     "metric_residuals",
+    "pose_distances",
     "projective_pairs_from_tensor",
     "refine_metric_pose",
     "refine_projective_pair",

@@ -76,7 +76,9 @@ from .._checks import (
     check_point_pair,
     check_positive_int,
     check_rng,
+    check_rvec,
     check_threshold,
+    check_vector,
 )
 from ..cameras import PushbroomIntrinsics, TwoSlitIntrinsics, compose_camera
 from ..epipolar.linear import axis_normalization, solve_taubin
@@ -1647,6 +1649,51 @@ def _pose_distances(intrinsics1, intrinsics2, rvec, t, points1, points2, thresho
     X = triangulate_linear([cam1, cam2], [points1, points2])
     e[~(cam1.in_front(X) & cam2.in_front(X))] = np.inf
     return float(np.minimum(e, threshold**2).sum()), e, X
+
+
+def pose_distances(intrinsics1, intrinsics2, rvec, t, points1, points2, threshold):
+    r"""Squared Sampson distances of correspondences to the tensor of a calibrated pose, with
+    cheirality, and their truncated sum: the cost by which :func:`calibrated_two_view` ranks
+    its basins.
+
+    .. math:: C = \sum_i \min(e_i, \tau^2), \qquad
+              e_i = d_{\mathrm{Sampson}, i}^2 \text{, or } \infty \text{ when the
+              linearly triangulated } X_i \text{ is behind a camera}
+
+    A correspondence whose point lies behind either camera is not explained by the pose,
+    however close it is to the tensor's curves (outliers of a nearly central pair can lie
+    on the curves of a pose whose rays meet behind the cameras).
+
+    Parameters
+    ----------
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    rvec : (3,) array_like
+        Rotation vector of camera 2 (``X_cam2 = R X_cam1 + t``).
+    t : (3,) array_like
+    points1, points2 : (N, 2) array_like
+        Pixels.
+    threshold : float
+        :math:`\tau` in pixels.
+
+    Returns
+    -------
+    cost : float
+    distances : (N,) ndarray
+        :math:`e_i` in pixels squared.
+    points : (N, 4) ndarray
+        The linearly triangulated points, homogeneous, in camera 1's frame.
+
+    Raises
+    ------
+    ValueError
+        On malformed input (naming the argument), or when the pose makes no camera of
+        ``intrinsics2`` (its slits meet).
+    """
+    _check_intrinsics(intrinsics1, intrinsics2)
+    rvec, t = check_rvec("rvec", rvec), check_vector("t", t, 3)
+    points1, points2 = check_point_pair("points1", points1, "points2", points2, min_count=1)
+    threshold = check_threshold("threshold", threshold)
+    return _pose_distances(intrinsics1, intrinsics2, rvec, t, points1, points2, threshold)
 
 
 def _linear_points(intrinsics1, intrinsics2, rvec, t, points1, points2):
