@@ -1497,6 +1497,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
                                                          threshold, rng, lo_iterations)
         if not improved:
             break
+    R, t, score, inl = _annealed_refits(sampson, R, t, score, inl, threshold)
     if not inl.any():
         raise ValueError("no metric pose explains the correspondences with these intrinsics")
     rms = float(np.sqrt(np.mean(sampson.subset(inl).distances(R[None], t[None]) ** 2)))
@@ -1541,6 +1542,67 @@ def _local_optimisation(sampson, R, t, score, inl, threshold, rng, n_subsets):
             break
         inl = inf[0]
     return R, t, score, inl, improved
+
+
+#: Thresholds, in units of the inlier threshold, of the annealed refits
+#: (:func:`_annealed_refits`).
+ANNEAL_FACTORS = (2.0, 3.0, 5.0)
+#: Refits to the re-selected inliers of each annealed start, kept while its cost falls.
+ANNEAL_ROUNDS = 6
+
+
+def _annealed_refits(sampson, R, t, score, inl, threshold):
+    r"""Leave a fixed point of the inlier re-selection: refits to the correspondences within
+    :data:`ANNEAL_FACTORS` times the threshold, then to their re-selected inliers while the
+    truncated cost falls; the pose of lowest cost.
+
+    Fitting a pose to its inliers and re-selecting them stops at a fixed point of the
+    truncated (MSAC) cost, not at its minimum: a correspondence a little beyond the
+    threshold never enters the least-squares fit that would bring it in, and a pose that is
+    weakly observed in some direction (a scale on nearly central slits, a rotation on few
+    correspondences) keeps the inlier set it started with. Where the data barely decide, a
+    few correspondences more or less move the pose by degrees: on a sweep scene of 85
+    correspondences (69% outliers) the fixed point left out four true inliers 1.5-4 thresholds
+    away and was 1.6 degrees off with a cost 6% above that of maximum likelihood from the
+    truth; the refit from twice the threshold reaches that minimum (0.17 degrees off). The
+    annealed starts are fitted together (:func:`refine_pose_sampson` on 0/1 weights).
+
+    Returns
+    -------
+    R : (3, 3), t : (3,), score : float, inliers : (N,) bool
+        The start when no annealed refit lowers its cost.
+    """
+    d = np.abs(sampson.distances(R[None], t[None])[0])
+    W = np.stack([d <= f * threshold for f in ANNEAL_FACTORS])
+    keep = [k for k in range(len(W)) if W[k].sum() >= 12 and not np.array_equal(W[k], inl)
+            and (k == 0 or not np.array_equal(W[k], W[k - 1]))]
+    if not keep:
+        return R, t, score, inl
+    W = W[keep]
+    Rk, tk = np.repeat(R[None], len(W), 0), np.repeat(t[None], len(W), 0)
+    sk = np.full(len(W), np.inf)
+    active = np.arange(len(W))
+    for _ in range(ANNEAL_ROUNDS):
+        cols = np.flatnonzero(W[active].any(axis=0))
+        Ra, ta, _ = refine_pose_sampson(sampson.subset(cols), Rk[active], tk[active],
+                                        W[active][:, cols].astype(float), iterations=15)
+        sa, ia = sampson.score(Ra, ta, threshold)
+        better = sa < sk[active]
+        done = active[better]
+        Rk[done], tk[done], sk[done], W[done] = Ra[better], ta[better], sa[better], ia[better]
+        active = done[W[done].sum(axis=1) >= 12]
+        if not len(active):
+            break
+    # Only a cost lower by more than noise in the pose explains (the level by which
+    # calibrated_two_view tells basins apart) replaces the start: among fixed points whose
+    # costs differ by less, the refits chase the few correspondences near the threshold (on
+    # 300 sweep scenes, poses 1.5-3x further from the truth than maximum likelihood from it,
+    # at costs 0.01-4 px^2 lower), while the start's inliers are the tensor's.
+    rms2 = float(np.mean(sampson.subset(inl).distances(R[None], t[None]) ** 2))
+    k = int(np.argmin(sk))
+    if sk[k] < score - _chi2_quantile(AMBIGUITY_LEVEL, 6) * rms2:
+        return Rk[k], tk[k], float(sk[k]), W[k]
+    return R, t, score, inl
 
 
 #: Probability of the chi-square quantile that decides "ambiguous": two distinct
