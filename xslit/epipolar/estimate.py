@@ -37,6 +37,9 @@ from .variety import VarietyFit, refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
 
+#: Distances within this many units of rounding of the largest pixel coordinate count as
+#: zero (the threshold is never below it).
+ROUNDING_DISTANCE = 64.0
 #: ``s_15 / s_1`` of the normalised design matrix below which F is not determined.
 CONDITIONING_TOL = 1e-6
 
@@ -341,6 +344,9 @@ class EpipolarEstimate:
     rms: float = np.nan
     #: Taubin's generalised eigenvalues on the inliers (:func:`~xslit.epipolar.linear.solve_taubin`).
     taubin_ratios: np.ndarray | None = None
+    #: The Sampson distance (pixels) within which ``inliers`` lie: the options' threshold or,
+    #: for LMedS, the one its robust scale gives; NaN for the all-points fit.
+    threshold: float = np.nan
 
 
 def _distinct_count(points1, points2) -> int:
@@ -414,19 +420,25 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
         if res.model is None or not res.success:
             return EpipolarEstimate(None, none, False, res.reason, res.iterations)
         inliers, it = res.inliers, res.iterations
-        threshold = res.history.get("threshold", options.threshold)
-        if options.local_optimization:
-            # A nearly degenerate model (most inliers on one plane, held by a few outliers)
-            # is left for a better member of the family its inliers leave open.
-            def optimise(model, inl):
-                return iterated_least_squares(problem, model, inl, threshold,
-                                              anneal=options.lo_anneal,
-                                              anneal_steps=options.lo_anneal_steps)[0]
+        # Distances below the rounding of the pixel coordinates are zero: a threshold from the
+        # data's own scale (LMedS's, 2.5 robust deviations of the rounding on noise-free
+        # pixels offset by 1e12) is not taken below it.
+        threshold = max(res.history.get("threshold", options.threshold),
+                        ROUNDING_DISTANCE * np.finfo(float).eps
+                        * float(max(np.abs(points1).max(), np.abs(points2).max())))
+        # A nearly degenerate model (most inliers on one plane, held by a few outliers) is
+        # left for a better member of the family its inliers leave open, whatever the loop:
+        # with 80% of the points on one plane, the least median of squares is the plane's
+        # (the family's) and left out the 20% off it on an outlier-free scene.
+        def optimise(model, inl):
+            return iterated_least_squares(problem, model, inl, threshold,
+                                          anneal=options.lo_anneal,
+                                          anneal_steps=options.lo_anneal_steps)[0]
 
-            other, other_inl = search_family(problem, res.model, threshold, rng,
-                                             optimise=optimise)
-            if other is not None:
-                inliers = other_inl
+        other, other_inl = search_family(problem, res.model, threshold, rng,
+                                         optimise=optimise)
+        if other is not None:
+            inliers = other_inl
         frame, normed, design = problem.frame, problem.normalized, problem.design
     est, fit = _polish(points1, points2, inliers, threshold, rng, it, frame, normed, design)
     if est.success and not linear_only:
@@ -450,7 +462,9 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
                                    options.randomness_alpha)
         if reason:
             return EpipolarEstimate(None, none, False, reason, it, est.conditioning,
-                                    taubin_ratios=est.taubin_ratios)
+                                    taubin_ratios=est.taubin_ratios, threshold=threshold)
+    if threshold is not None:
+        est.threshold = float(threshold)
     return est
 
 

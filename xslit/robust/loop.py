@@ -17,6 +17,8 @@ would give.
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -257,22 +259,84 @@ def _msac_loss(residuals: np.ndarray, threshold: float) -> np.ndarray:
     return np.minimum(residuals * residuals, threshold * threshold).sum(axis=-1)
 
 
-def _loss(method: str, r: np.ndarray, thr: float) -> np.ndarray:
-    """Per-model loss (lower is better) of residuals ``(M, n)``."""
+def _lmeds_rank(n: int, s: int) -> int:
+    """The order statistic that least median of squares minimises: the ``h``-th smallest of
+    ``n`` squared residuals, ``h = n // 2 + (s + 1) // 2`` for models fitted to ``s`` points
+    (Rousseeuw and Leroy's choice, of highest breakdown point).
+
+    A model fits its ``s`` sample points exactly; with the plain median (the ``n / 2``-th) a
+    sample that happens to pass near ``n / 2 - s`` more points wins however badly it fits the
+    rest: on 33 outlier-free correspondences and 15-point samples, two near points sufficed,
+    and the scale it gave was a thousandth of the noise.
+
+    Examples
+    --------
+    >>> _lmeds_rank(33, 15), _lmeds_rank(1000, 15)
+    (24, 508)
+    """
+    return min(n, n // 2 + (s + 1) // 2)
+
+
+def _loss(method: str, r: np.ndarray, thr: float, s: int = 1) -> np.ndarray:
+    """Per-model loss (lower is better) of residuals ``(M, n)`` of models fitted to ``s``
+    points."""
     if method == RANSAC:
         return -(r < thr).sum(axis=-1).astype(float)
     if method == MSAC:
         return _msac_loss(r, thr)
     if method == LMEDS:
-        return np.median(r * r, axis=-1)
+        h = _lmeds_rank(r.shape[-1], s)
+        return np.partition(r * r, h - 1, axis=-1)[..., h - 1]
     raise ValueError(f"method must be one of {RANSAC!r}, {MSAC!r}, {LMEDS!r}, got {method!r}")
 
 
-def _lmeds_inliers(r: np.ndarray, s: int) -> tuple[np.ndarray, float]:
-    """Rousseeuw's robust scale from the median and the 2.5-sigma inliers."""
+#: LMedS's inliers lie within this many robust standard deviations (Rousseeuw and Leroy).
+LMEDS_CUTOFF = 2.5
+#: :math:`E[z^2 \mid |z| < c]` for :math:`z \sim N(0, 1)` and :math:`c` = ``LMEDS_CUTOFF``:
+#: the variance of residuals truncated at the cutoff, per unit variance (0.911).
+_LMEDS_TRUNCATED_VARIANCE = (1.0 - 2.0 * LMEDS_CUTOFF * math.exp(-LMEDS_CUTOFF**2 / 2)
+                             / math.sqrt(2.0 * math.pi) / math.erf(LMEDS_CUTOFF / math.sqrt(2.0)))
+
+
+def _lmeds_inliers(r: np.ndarray, s: int, sigma0: float | None = None
+                   ) -> tuple[np.ndarray, float]:
+    r"""The inliers within :data:`LMEDS_CUTOFF` robust standard deviations of the best LMedS
+    model, and that threshold.
+
+    The scale of the order statistic LMedS minimises (:func:`_lmeds_rank`),
+    :math:`\sigma_0 = |r|_{(h)} / \Phi^{-1}((1 + h / n) / 2)` (Rousseeuw's
+    :math:`1.4826 \operatorname{med} |r_i|` for :math:`h = n / 2`), starts a fixed-point
+    iteration on the residuals within :math:`c = 2.5` of it,
+
+    .. math:: \sigma_{k+1}^2 = \frac{\sum_{|r_i| \le c \sigma_k} r_i^2}
+              {(m_k - s)\, E[z^2 \mid |z| < c]}
+
+    (:math:`m_k` of them; the model fits its ``s`` sample points exactly, hence ``m_k - s``
+    degrees of freedom, and the truncation at :math:`c\sigma` keeps the part
+    :math:`E[z^2 \mid |z| < c] = 0.911` of the variance), whose fixed point is the noise's
+    standard deviation. The median alone counts the sample's ``s`` exact residuals among
+    its ``n``: with 15-point samples on 40-50 outlier-free correspondences it gave a third
+    to a half of the noise, and the mask left out up to 40% of them. ``sigma0`` starts the
+    iteration instead (the scale of a previous fit).
+    """
     n = len(r)
-    sigma = 1.4826 * (1 + 5.0 / max(n - s, 1)) * np.sqrt(np.median(r * r))
-    thr = max(2.5 * sigma, 1e-6)  # floor for noise-free data
+    if sigma0 is None:
+        h = _lmeds_rank(n, s)
+        sigma = float(np.partition(np.abs(r), h - 1)[h - 1]
+                      / statistics.NormalDist().inv_cdf(0.5 + 0.5 * min(h / n, 0.999)))
+    else:
+        sigma = sigma0
+    for _ in range(50):
+        inl = r <= LMEDS_CUTOFF * sigma
+        m = int(inl.sum())
+        if m <= s or sigma <= 0.0:
+            break
+        new = float(np.sqrt(np.sum(r[inl] ** 2) / ((m - s) * _LMEDS_TRUNCATED_VARIANCE)))
+        done = abs(new - sigma) <= 1e-4 * sigma
+        sigma = new
+        if done:
+            break
+    thr = max(LMEDS_CUTOFF * sigma, 1e-6)  # floor for noise-free data
     return r <= thr, thr
 
 
@@ -352,7 +416,7 @@ class _BatchScorer:
         r = self.problem.residuals(models)
         if self.subset is None:
             self.supports.append((r < self.thr).mean(axis=1))
-        loss = _loss(self.method, r, self.thr)
+        loss = _loss(self.method, r, self.thr, self.problem.sample_size)
         k = int(np.argmin(loss))
         return _Candidate(models[k], r[k], loss[k])
 
@@ -445,8 +509,10 @@ def _final_refit(problem, best: _Best, opt: RobustOptions):
     model, inliers, s = best.model, best.inliers, problem.sample_size
     if opt.method == LMEDS:
         inliers, thr = _lmeds_inliers(_residuals_of(problem, model), s)
-    else:
-        thr = opt.threshold
+        if not opt.final_refit or inliers.sum() <= s:
+            return model, inliers, thr, False
+        return (*_reweighted_least_squares(problem, model, inliers, thr), True)
+    thr = opt.threshold
     if not opt.final_refit or best.polished or inliers.sum() <= s:
         return model, inliers, thr, False
     refined, _ = _iterated_least_squares(problem, model, inliers, thr)
@@ -456,6 +522,39 @@ def _final_refit(problem, best: _Best, opt: RobustOptions):
     if _msac_loss(r, thr) <= _msac_loss(_residuals_of(problem, model), thr) * (1 + 1e-9):
         return refined, r < thr, thr, True
     return model, inliers, thr, False
+
+
+#: Refits of :func:`_reweighted_least_squares` at most.
+LMEDS_REFITS = 5
+
+
+def _reweighted_least_squares(problem, model, inliers, threshold):
+    """Rousseeuw's reweighted least squares after LMedS, repeated: the fit of the inliers,
+    then the robust scale and inliers of its residuals (:func:`_lmeds_inliers` from the last
+    scale), until they stop changing.
+
+    The LMedS model fits its sample exactly; on few points its residuals elsewhere are
+    those of an extrapolation from ``s`` points, and the scale they give is too large or too
+    small (15-point samples of 31-34 outlier-free correspondences kept 16-19 of them, which
+    the test against chance then refused). The fit of the inliers has residuals of many
+    points, whose scale is the noise's.
+
+    Returns the model, its inliers and their threshold.
+    """
+    s = problem.sample_size
+    for _ in range(LMEDS_REFITS):
+        refined, _ = _iterated_least_squares(problem, model, inliers, threshold)
+        if refined is None:
+            break
+        new, thr = _lmeds_inliers(_residuals_of(problem, refined), s,
+                                  threshold / LMEDS_CUTOFF)
+        if new.sum() <= s:
+            break
+        model, done = refined, np.array_equal(new, inliers)
+        inliers, threshold = new, thr
+        if done:
+            break
+    return model, inliers, threshold
 
 
 def _non_randomness_test(problem, result: RobustResult, chance: float | None, alpha: float,
