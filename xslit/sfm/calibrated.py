@@ -1548,7 +1548,9 @@ def _local_optimisation(sampson, R, t, score, inl, threshold, rng, n_subsets):
 #: (:func:`_annealed_refits`).
 ANNEAL_FACTORS = (2.0, 3.0, 5.0)
 #: Refits to the re-selected inliers of each annealed start, kept while its cost falls.
-ANNEAL_ROUNDS = 6
+ANNEAL_ROUNDS = 3
+#: Levenberg--Marquardt steps of each annealed refit.
+ANNEAL_ITERATIONS = 8
 
 
 def _annealed_refits(sampson, R, t, score, inl, threshold):
@@ -1585,7 +1587,8 @@ def _annealed_refits(sampson, R, t, score, inl, threshold):
     for _ in range(ANNEAL_ROUNDS):
         cols = np.flatnonzero(W[active].any(axis=0))
         Ra, ta, _ = refine_pose_sampson(sampson.subset(cols), Rk[active], tk[active],
-                                        W[active][:, cols].astype(float), iterations=15)
+                                        W[active][:, cols].astype(float),
+                                        iterations=ANNEAL_ITERATIONS)
         sa, ia = sampson.score(Ra, ta, threshold)
         better = sa < sk[active]
         done = active[better]
