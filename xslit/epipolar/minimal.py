@@ -2227,23 +2227,21 @@ def _kernels(backend: str):
 def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,
                     min_step=1e-7, first_tol=3e-2, final_newton=3, slow_newton=40,
                     max_norm=1e8, end_zone=1e-4, partners=False):
-    """:func:`track_paths` by the compiled kernels (:func:`_kernels`): ``u0`` (8, P),
-    charts ``p0[..., owner]`` and ``p1[..., owner]`` with ``p0, p1`` (3, 16, M). The
-    Runge-Kutta predictor runs on lanes of paths (:func:`_nb_track_lanes`), the Hermite one
-    path by path (:func:`_nb_track`). With ``partners`` (Runge-Kutta only), also the gauge
-    transpose partners of the end points after two Newton steps (8, P) and whether those
+    """:func:`track_paths` by the compiled kernels (:func:`_kernels`), rows first: ``u0``
+    (P, 8), charts ``p0[owner]`` and ``p1[owner]`` with ``p0, p1`` (M, 3, 16), all complex and
+    C-contiguous. The Runge-Kutta predictor runs on lanes of paths (:func:`_nb_track_lanes`),
+    the Hermite one path by path (:func:`_nb_track`). Returns the end points (P, 8) and
+    whether they converged (P,); with ``partners`` (Runge-Kutta only), also the gauge
+    transpose partners of the end points after two Newton steps (P, 8) and whether those
     converged (P,)."""
-    def rows(x):
-        return np.ascontiguousarray(np.moveaxis(np.asarray(x, dtype=complex), -1, 0))
-
-    args = (rows(u0), rows(p0), rows(p1), np.asarray(owner, dtype=np.int64))
+    args = (u0, p0, p1, np.asarray(owner, dtype=np.int64))
     opts = (int(max_steps), float(h0), float(min_step), float(first_tol), int(final_newton),
             int(slow_newton), float(max_norm), float(end_zone))
     if hermite:
         u, ok, _ = kernels[0](*args, True, *opts)
-        return u.T, ok
+        return u, ok
     u, ok, _, up, conv = kernels[1](*args, *opts, bool(partners))
-    return (u.T, ok, up.T, conv) if partners else (u.T, ok)
+    return (u, ok, up, conv) if partners else (u, ok)
 
 
 def minimal_residuals(u, params) -> np.ndarray:
@@ -2424,10 +2422,15 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     p0 = np.asarray(start, dtype=complex)
     p1 = np.asarray(target, dtype=complex)
     if kernels is not None:
-        return _track_compiled(kernels, u, p0, p1, np.arange(u.shape[1]), hermite=hermite,
-                               max_steps=max_steps, h0=h0, min_step=min_step,
-                               first_tol=first_tol, final_newton=final_newton,
-                               slow_newton=slow_newton, max_norm=max_norm, end_zone=end_zone)
+        def rows(x):
+            return np.ascontiguousarray(np.moveaxis(x, -1, 0))
+
+        ue, ok = _track_compiled(kernels, rows(u), rows(p0), rows(p1), np.arange(u.shape[1]),
+                                 hermite=hermite, max_steps=max_steps, h0=h0,
+                                 min_step=min_step, first_tol=first_tol,
+                                 final_newton=final_newton, slow_newton=slow_newton,
+                                 max_norm=max_norm, end_zone=end_zone)
+        return ue.T, ok
     dp = p1 - p0
     n = u.shape[1]
     t = np.zeros(n)
@@ -2617,18 +2620,21 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     rng = check_rng(rng)
     kernels = _kernels(backend)
     sp, su = _default_start() if start is None else _orthonormal_start(start)
-    pt = np.moveaxis(np.asarray(params, dtype=complex), 0, -1)  # (3, 16, B)
-    m = pt.shape[-1]
+    params = np.ascontiguousarray(params, dtype=complex)  # (B, 3, 16)
+    m = len(params)
     half = N_SOLUTIONS // 2
     U = _unitary2(rng, m)  # chart basis [f1' f2'] = [f1 f2] U, coordinates (a, b) = U (a', b')
-    ps = np.empty((3, 16, m), dtype=complex)
-    ps[0] = sp[0][:, None]
-    ps[1:] = np.transpose(sp[1:].T @ U, (2, 1, 0))  # (16, 2) @ (B, 2, 2), then (2, 16, B)
-    u0 = np.repeat(su[:, None, :half], m, axis=1)  # (8, B, 28)
-    u0[:2] = np.moveaxis(np.swapaxes(U.conj(), 1, 2) @ np.moveaxis(u0[:2], 1, 0), 0, 1)
+    ps = np.empty((m, 3, 16), dtype=complex)
+    ps[:, 0] = sp[0]
+    ps[:, 1:] = np.swapaxes(sp[1:].T @ U, 1, 2)  # (16, 2) @ (B, 2, 2), then (B, 2, 16)
+    u0 = np.repeat(su[None, :, :half], m, axis=0)  # (B, 8, 28)
+    u0[:, :2] = np.swapaxes(U.conj(), 1, 2) @ u0[:, :2]
     owner = np.repeat(np.arange(m), half)
+    u = np.empty((m, 8, N_SOLUTIONS), dtype=complex)
     if kernels is None:
-        ue, ok = track_paths(u0.reshape(8, -1), ps[..., owner], pt[..., owner],
+        pt = np.moveaxis(params, 0, -1)  # (3, 16, B)
+        ue, ok = track_paths(np.moveaxis(u0, 0, 1).reshape(8, -1),
+                             np.moveaxis(ps, 0, -1)[..., owner], pt[..., owner],
                              backend="numpy")
         with np.errstate(all="ignore"):
             Cp = gauge_transpose(matrix_from_unknowns(ue.reshape(8, m, half), pt[..., None]))
@@ -2638,17 +2644,19 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
                 d = _newton_step(up, pt[..., owner])
                 up = up - d
             conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
+        u[:, :, :half] = np.moveaxis(ue.reshape(8, m, half), 1, 0)
+        u[:, :, half:] = np.moveaxis(up.reshape(8, m, half), 1, 0)
     else:
-        ue, ok, up, conv = _track_compiled(kernels, u0.reshape(8, -1), ps, pt, owner,
-                                           partners=True)
-    ue = ue.reshape(8, m, half)
+        ue, ok, up, conv = _track_compiled(
+            kernels, np.swapaxes(u0, 1, 2).reshape(-1, 8), ps, params, owner, partners=True)
+        u[:, :, :half] = np.swapaxes(ue.reshape(m, half, 8), 1, 2)
+        u[:, :, half:] = np.swapaxes(up.reshape(m, half, 8), 1, 2)
     ok = ok.reshape(m, half)
-    up = up.reshape(8, m, half)
-    u = np.moveaxis(np.concatenate([ue, up], axis=2), 1, 0)  # (B, 8, 56)
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
     found &= (_first_occurrence(u, found) if kernels is None
-              else kernels[2](np.ascontiguousarray(u), found, 1e-6))
-    return np.where(found[:, None, :], u, np.nan), found
+              else kernels[2](u, found, 1e-6))
+    u[~found[:, None, :].repeat(8, axis=1)] = np.nan
+    return u, found
 
 
 def _first_occurrence(u, ok, rtol: float = 1e-6) -> np.ndarray:
@@ -2758,9 +2766,12 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
         mt = _structure_residual(ut, pa).max(axis=1)
         nt, n0 = ft.sum(1), found[todo].sum(1)
         better = (nt > n0) | ((nt == n0) & (mt < miss[todo]))
-        keep = todo[better]
-        u[keep], found[keep], params[keep], T[keep] = ut[better], ft[better], pa[better], Ta[better]
-        miss[keep] = mt[better]
+        if attempt == 0 and todo.size == nb and better.all():  # the arrays as they come
+            u, found, miss = ut, ft, mt
+        else:
+            keep = todo[better]
+            u[keep], found[keep] = ut[better], ft[better]
+            params[keep], T[keep], miss[keep] = pa[better], Ta[better], mt[better]
         todo = todo[(found[todo].sum(1) < N_SOLUTIONS) | (miss[todo] > STRUCTURE_TOL)]
     todo = todo[found[todo].sum(1) < N_SOLUTIONS]
     for k in todo:
