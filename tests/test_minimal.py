@@ -276,7 +276,7 @@ def test_compiled_and_numpy_backends_agree(rng):
 
 def test_lane_kernel_takes_the_numpy_steps():
     pytest.importorskip("numba")
-    # The compiled kernel tracks four paths at a time in vector instructions and hands a
+    # The compiled kernel tracks eight paths at a time in vector instructions and hands a
     # finished path's lane to the next one; every path must still take the steps of the
     # numpy implementation: 84 paths of different lengths to three noise-free samples.
     rng = np.random.default_rng(11)
