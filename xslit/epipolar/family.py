@@ -112,7 +112,7 @@ def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.
     weak = slice(1, 1 + WEAK_DIRECTIONS)
     for _ in range(rounds):
         idx = np.flatnonzero(kept)
-        rows = design[idx]
+        rows = design if len(idx) == len(design) else design[idx]
         Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
         leverage = np.einsum("ij,ij->i", Y, Y)
         drop = leverage > LEVERAGE_FACTOR * WEAK_DIRECTIONS / len(idx)

@@ -496,12 +496,18 @@ def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
     from scipy.linalg.lapack import dsygv  # not at import: scipy.linalg takes 0.2 s to load
 
     m = M[15, 15]
-    S = M[:15, :15] - np.outer(M[:15, 15], M[15, :15]) / m
+    S = M[:15, :15] - M[:15, 15, None] * M[None, 15, :15] / m
     # LAPACK's dsygv: Cholesky factor of N, reduction to a standard problem and eigh in one
     # call (a third of the cost of numpy's cholesky, inv and eigh at this size).
     lam, V, info = dsygv(S, N[:15, :15])
     if info != 0:
         raise np.linalg.LinAlgError(f"dsygv failed (info {info}): N is not positive definite")
     g = V[:, 0]
-    f = np.append(g, -(M[15, :15] @ g) / m)
-    return f / np.linalg.norm(f), np.append(np.maximum(lam, 0.0), np.inf)
+    f = np.empty(16)
+    f[:15] = g
+    f[15] = -(M[15, :15] @ g) / m
+    f /= math.sqrt(f @ f)
+    ratios = np.empty(16)
+    np.maximum(lam, 0.0, out=ratios[:15])
+    ratios[15] = np.inf
+    return f, ratios

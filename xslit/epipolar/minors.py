@@ -266,7 +266,7 @@ def _flat_index(S) -> int:
     return 8 * idx[0] + 4 * idx[1] + 2 * idx[2] + idx[3]
 
 
-def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
+def candidate_matrices(F, residuals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     r"""The 8 candidate matrices :math:`C` of the appendix algorithm, with their residuals.
 
     Parameters
@@ -275,13 +275,16 @@ def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
         Any scale; it is normalised to ``F[1, 1, 1, 1] = 1`` (the empty minor). Leading axes
         are a batch (one vectorised pass for several tensors, e.g. one tensor read off in
         several frames).
+    residuals : bool
+        Whether to compute the residuals (a third of the cost; a caller that ranks the
+        candidates by another cost can skip them).
 
     Returns
     -------
     C : (..., 8, 4, 4) ndarray
         In the gauge ``c12 = c13 = c14 = 1``. Rows with non-finite entries mean the tensor is
         degenerate for this gauge (a division by zero).
-    residual : (..., 8) ndarray
+    residual : (..., 8) ndarray, or None without ``residuals``
         Relative mismatch of the two unused entries :math:`f_{1111}, f_{2111}` (all 16 entries
         are compared; the 14 used ones match by construction on exact input).
     """
@@ -312,6 +315,8 @@ def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
                                  c[..., 0, p] * c[..., q, 0] * P)[..., _ROOT_CHOICE[(p, q)]]
             Cs[..., q, p] = z
             Cs[..., p, q] = P[..., None] / z
+        if not residuals:
+            return Cs, None
         pred = principal_minor_tensor(np.nan_to_num(Cs, nan=0.0, posinf=0.0, neginf=0.0))
         res = (np.linalg.norm(pred.reshape(*lead, 8, 16) - f[..., None, :], axis=-1)
                / np.linalg.norm(f, axis=-1)[..., None])

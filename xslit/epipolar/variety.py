@@ -291,16 +291,19 @@ def _compiled_residuals():
 def _balance(C):
     """A diagonal similarity of each ``C`` (batched) with balanced off-diagonal row and column
     norms: the same principal minors, better conditioned steps."""
-    C = C.copy()
-    for _ in range(3):
-        off = C * (1.0 - np.eye(4))
-        r = np.sqrt(np.einsum("bij,bij->bi", off, off))
-        c = np.sqrt(np.einsum("bji,bji->bi", off, off))
-        with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # r / c where r or c vanishes
+        for _ in range(3):
+            off = C * _OFF_DIAGONAL
+            r = np.sqrt(np.einsum("bij,bij->bi", off, off))
+            c = np.sqrt(np.einsum("bji,bji->bi", off, off))
             d = np.sqrt(np.where((r > 0) & (c > 0), r / c, 1.0))
-        d = np.clip(np.where(np.isfinite(d), d, 1.0), 1e-6, 1e6)
-        C = C * d[:, None, :] / d[:, :, None]
+            d = np.minimum(np.maximum(np.where(np.isfinite(d), d, 1.0), 1e-6), 1e6)
+            C = C * d[:, None, :] / d[:, :, None]
     return C
+
+
+#: Mask of the off-diagonal entries of a 4 x 4 matrix (:func:`_balance`).
+_OFF_DIAGONAL = 1.0 - np.eye(4)
 
 
 def _levenberg_marquardt(res, C, K, iterations):
@@ -371,9 +374,11 @@ def _starts(f_n):
     use = np.abs(fg[:, -1]) >= 1e-10 * np.abs(fg).max(axis=1)
     if not use.any():
         return np.zeros((0, 4, 4)), np.zeros((0, 16, 16))
-    C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2))  # (frames, 8, 4, 4)
+    # (frames, 8, 4, 4), ranked by their Sampson cost (not the read-off's residuals)
+    C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2), residuals=False)
+    flat = C.reshape(*C.shape[:-2], 16)
     with np.errstate(invalid="ignore"):
-        good = np.all(np.isfinite(C), axis=(-2, -1)) & (np.abs(C).max(axis=(-2, -1)) < 1e8)
+        good = np.isfinite(flat).all(axis=-1) & (np.abs(flat).max(axis=-1) < 1e8)
     Ks = np.broadcast_to(_FRAMES[use][:, None], (*good.shape, 16, 16))
     return _balance(C[good]), Ks[good]
 
@@ -532,10 +537,19 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
         C, _ = _levenberg_marquardt(every.subset(np.flatnonzero(new)), C, Kf, iterations)
     if threshold is not None:
         inl = d < threshold
-    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ kron_modes(*T)
+    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ _pixels_from_frame(T.tobytes())
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
+
+
+@functools.lru_cache(maxsize=8)
+def _pixels_from_frame(frame_bytes) -> np.ndarray:
+    """``kron_modes`` of the per-axis maps (4, 2, 2) given by their bytes (read-only): the
+    polishes of one estimate share its frame, and the map is built once."""
+    K = kron_modes(*np.frombuffer(frame_bytes).reshape(4, 2, 2))
+    K.flags.writeable = False
+    return K
 
 
 def _is_normalization(frame) -> bool:
