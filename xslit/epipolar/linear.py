@@ -140,7 +140,7 @@ def denormalize(fn, Ts) -> np.ndarray:
 def denormalize_with(fn, K) -> np.ndarray:
     """:func:`denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``."""
     F = (fn[..., None, :] @ K)[..., 0, :]
-    F /= np.linalg.norm(F, axis=-1, keepdims=True)
+    F /= np.sqrt(np.add.reduce(F * F, axis=-1, keepdims=True))  # np.linalg.norm's arithmetic
     return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
 
 
@@ -218,7 +218,7 @@ def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     for i in range(steps):
         x = x @ H
         if i % 4 == 3 or i == steps - 1:  # growth at most 1e12 per step: rescaled every 4th
-            x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+            x = x / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True))  # the norm
     return x[:, 0]
 
 

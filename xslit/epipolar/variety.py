@@ -143,13 +143,10 @@ class _Residuals:
 
     def distances(self, f) -> np.ndarray:
         """Signed distances ``(B, n)`` of tensors ``f`` ``(B, 16)``."""
-        kernel = _compiled_residuals() if _jit.USE_NUMBA else None
-        if kernel is not None:
+        if _jit.USE_NUMBA and _compiled_residuals() is not None:
             Ms = np.ascontiguousarray(f, dtype=float).reshape(-1, 4, 4)
             d = np.empty((len(Ms), len(self.x)))
-            for b in range(len(Ms)):
-                kernel(Ms[b], self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, False,
-                       d[b], _NO_JACOBIAN, _NO_JACOBIAN)
+            _nb_distances(Ms, self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, d)
             return d
         e, g2, _ = self._parts(np.asarray(f, dtype=float))
         np.sqrt(g2, out=g2)
@@ -276,15 +273,19 @@ def _nb_residuals(M, x, y, xp, yp, a, c, s2, jacobian, d, W, J):  # pragma: no c
             J[4 * i + 3, n] = W[i, n]
 
 
-#: The ``W`` and ``J`` arguments of :func:`_nb_residuals` when only distances are wanted.
-_NO_JACOBIAN = np.empty((0, 0))
+def _nb_distances(Ms, x, y, xp, yp, a, c, s2, d):  # pragma: no cover - compiled
+    """:func:`_nb_residuals` of each tensor ``Ms[b]`` (B, 4, 4), distances only, into ``d``
+    (B, n): one call for a batch of tensors (the ranking of the starts)."""
+    none = np.empty((0, 0))
+    for b in range(Ms.shape[0]):
+        _nb_residuals(Ms[b], x, y, xp, yp, a, c, s2, False, d[b], none, none)
 
 
 @functools.cache
 def _compiled_residuals():
     """The compiled :func:`_nb_residuals`, or None when numba cannot be imported (compiled on
     the first call, cached on disk)."""
-    names = ("_nb_point", "_nb_residuals")
+    names = ("_nb_point", "_nb_residuals", "_nb_distances")
     return _nb_residuals if _jit.compile_kernels(globals(), names) else None
 
 
