@@ -254,8 +254,9 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     counts = np.bincount(k, minlength=bins)
     window = counts + np.roll(counts, 1) + np.roll(counts, -1)
     members, taken = [], []
-    for b in np.argsort(-window, kind="stable"):
-        if window[b] == 0 or len(members) == modes:
+    counts_by_window = window.tolist()
+    for b in np.argsort(-window, kind="stable").tolist():
+        if counts_by_window[b] == 0 or len(members) == modes:
             break
         # Windows that share a bin with a chosen one hold the same votes.
         if any(abs(((b - c + bins // 2) % bins) - bins // 2) <= 2 for c in taken):
