@@ -11,6 +11,7 @@ import pytest
 
 import xslit
 from xslit import _jit
+from xslit.epipolar.minors import candidate_matrices
 from xslit.epipolar.tensor import (
     SampsonRows,
     sampson_distance_op,
@@ -76,6 +77,21 @@ def test_pair_distances_are_the_numpy_paths(monkeypatch):
     assert np.all(np.isinf(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2))))
     F[1, 1, 1, 1] = 0.0
     assert np.all(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2)) == 0)
+
+
+def test_candidates_are_the_numpy_paths(monkeypatch):
+    """The compiled read-off of the candidate matrices (without residuals) does the numpy
+    code's operations in its order: the same numbers bit for bit, also on tensors with zero
+    entries and a vanishing empty minor (infinite and undefined candidates)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(23)
+    F = rng.normal(size=(40, 2, 2, 2, 2)) * 10.0 ** rng.uniform(-4, 4, (40, 1, 1, 1, 1))
+    F[:10][rng.random((10, 2, 2, 2, 2)) < 0.3] = 0.0
+    F[10:15, 1, 1, 1, 1] = 0.0
+    C = [_on(b, monkeypatch, lambda: candidate_matrices(F, residuals=False)[0])
+         for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(C[1], C[0])
+    assert np.isnan(C[0][10:15]).any() and np.isfinite(C[0][15:]).all()
 
 
 def test_compiled_and_numpy_paths_agree(monkeypatch):
