@@ -326,7 +326,7 @@ def _nb_balance(C):  # pragma: no cover - compiled
         for _ in range(3):
             for i in range(4):
                 for j in range(4):
-                    v = M[i, j] if i != j else 0.0
+                    v = M[i, j] * (0.0 if i == j else 1.0)  # C * _OFF_DIAGONAL
                     s[i, j] = v * v
             for i in range(4):
                 r[i] = np.sqrt((s[i, 0] + s[i, 2]) + (s[i, 1] + s[i, 3]))
