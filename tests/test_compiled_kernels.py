@@ -11,7 +11,13 @@ import pytest
 
 import xslit
 from xslit import _jit
-from xslit.epipolar.tensor import SampsonRows, sampson_distance_op, sampson_operator
+from xslit.epipolar.minors import candidate_matrices
+from xslit.epipolar.tensor import (
+    SampsonRows,
+    sampson_distance_op,
+    sampson_distance_pairs,
+    sampson_operator,
+)
 from xslit.epipolar.variety import refine_on_variety
 from xslit.synthetic import random_two_view_scene
 
@@ -52,6 +58,40 @@ def test_sampson_rows_match_the_operator(backend):
     np.testing.assert_allclose(signed, sampson_distance_op(G, F[:3], signed=True), rtol=1e-12)
     F[3, 1, 1, 1, 1] = 0.0  # the zero tensor: 0 / 0 is a distance of 0
     assert np.all(rows.distances(F[3:]) == 0)
+
+
+def test_pair_distances_are_the_numpy_paths(monkeypatch):
+    """The compiled pair-by-pair kernel of sampson_distance_pairs does the numpy kernel's
+    operations in its order: the same numbers bit for bit, also where the residual and
+    gradient vanish (0) or the gradient alone does (inf)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(22)
+    p1, p2 = rng.uniform(-500, 500, (37, 2)), rng.uniform(-500, 500, (41, 2))
+    p1[0] = p2[0] = 0.0
+    for F in (rng.normal(size=(2, 2, 2, 2)), np.eye(4).reshape(2, 2, 2, 2)):
+        d = [_on(b, monkeypatch, lambda F=F: sampson_distance_pairs(F, p1, p2))
+             for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(d[1], d[0])
+    F = np.zeros((2, 2, 2, 2))
+    F[1, 1, 1, 1] = 1.0  # constant residual, no gradient
+    assert np.all(np.isinf(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2))))
+    F[1, 1, 1, 1] = 0.0
+    assert np.all(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2)) == 0)
+
+
+def test_candidates_are_the_numpy_paths(monkeypatch):
+    """The compiled read-off of the candidate matrices (without residuals) does the numpy
+    code's operations in its order: the same numbers bit for bit, also on tensors with zero
+    entries and a vanishing empty minor (infinite and undefined candidates)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(23)
+    F = rng.normal(size=(40, 2, 2, 2, 2)) * 10.0 ** rng.uniform(-4, 4, (40, 1, 1, 1, 1))
+    F[:10][rng.random((10, 2, 2, 2, 2)) < 0.3] = 0.0
+    F[10:15, 1, 1, 1, 1] = 0.0
+    C = [_on(b, monkeypatch, lambda: candidate_matrices(F, residuals=False)[0])
+         for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(C[1], C[0])
+    assert np.isnan(C[0][10:15]).any() and np.isfinite(C[0][15:]).all()
 
 
 def test_compiled_and_numpy_paths_agree(monkeypatch):

@@ -87,6 +87,10 @@ def test_eight_candidates_exactly_two_consistent():
     assert res.shape == (8,)
     assert np.sum(res < 1e-9) == 2
     assert np.sort(res)[2] > 1e-3
+    # Without the residuals: the same candidates.
+    C, none = candidate_matrices(PRINTED_F, residuals=False)
+    assert none is None
+    np.testing.assert_array_equal(C, candidate_matrices(PRINTED_F)[0])
 
 
 def _random_pair(rng, pushbroom):

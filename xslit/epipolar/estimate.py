@@ -147,12 +147,14 @@ class EpipolarProblem(RobustProblemBase):
         self.n_points = len(points1)
         self.design = design_rows(*normed)
         self.design.flags.writeable = False
-        scale = [np.diag([sk, 1.0]) for sk in s]  # centred pixels to normalised ones
-        shift = [np.array([[1.0, -c], [0.0, 1.0]]) for c in centre]  # pixels to centred ones
-        self._to_pixels = kron_modes(*shift)
-        self._from_pixels = kron_modes(*np.linalg.inv(shift))
-        self.model_from_normalized = kron_modes(*scale)
-        self.normalized_from_model = kron_modes(*np.linalg.inv(scale))
+        # Per axis: pixels to centred ones (shift), centred pixels to normalised ones (scale),
+        # and their inverses; the four tensor maps in one batched product.
+        maps = np.zeros((4, 4, 2, 2))  # (shift, shift^-1, scale, scale^-1), axis
+        maps[0] = [[[1.0, -c], [0.0, 1.0]] for c in centre]
+        maps[2, :, 0, 0], maps[2, :, 1, 1] = s, 1.0
+        maps[[1, 3]] = np.linalg.inv(maps[[0, 2]])
+        (self._to_pixels, self._from_pixels, self.model_from_normalized,
+         self.normalized_from_model) = kron_modes(*np.swapaxes(maps, 0, 1))
         self._rows = SampsonRows(self.points1, self.points2)
         self._subset = None
         self._rows_subset = None

@@ -112,7 +112,7 @@ def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.
     weak = slice(1, 1 + WEAK_DIRECTIONS)
     for _ in range(rounds):
         idx = np.flatnonzero(kept)
-        rows = design[idx]
+        rows = design if len(idx) == len(design) else design[idx]
         Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
         leverage = np.einsum("ij,ij->i", Y, Y)
         drop = leverage > LEVERAGE_FACTOR * WEAK_DIRECTIONS / len(idx)
@@ -253,21 +253,31 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     k = np.minimum((angle / np.pi * bins).astype(int), bins - 1)
     counts = np.bincount(k, minlength=bins)
     window = counts + np.roll(counts, 1) + np.roll(counts, -1)
-    members, taken = [], []
-    for b in np.argsort(-window, kind="stable"):
-        if window[b] == 0 or len(members) == modes:
+    members = []
+    counts_by_window = window.tolist()
+    shared = [False] * bins  # windows that share a bin with a chosen one hold the same votes
+    for b in np.argsort(-window, kind="stable").tolist():
+        if counts_by_window[b] == 0 or len(members) == modes:
             break
-        # Windows that share a bin with a chosen one hold the same votes.
-        if any(abs(((b - c + bins // 2) % bins) - bins // 2) <= 2 for c in taken):
+        if shared[b]:
             continue
-        taken.append(b)
+        for c in range(b - 2, b + 3):
+            shared[c % bins] = True
         near = np.abs(((k - b + bins // 2) % bins) - bins // 2) <= 1
         # The median of the window's angles about the bin's centre (modulo pi): the few
         # random votes that fall in it do not move it.
         centre = (b + 0.5) * np.pi / bins
-        a = centre + np.median(np.mod(angle[near] - centre + np.pi / 2, np.pi) - np.pi / 2)
+        a = centre + _median(np.mod(angle[near] - centre + np.pi / 2, np.pi) - np.pi / 2)
         members.append(basis @ np.array([np.cos(a), np.sin(a)]))
     return np.array(members)
+
+
+def _median(values) -> float:
+    """``np.median`` of a non-empty 1-D array of finite numbers, with its arithmetic (the
+    middle value, or the mean ``(a + b) / 2`` of the two middle ones) without its dispatch."""
+    v = np.sort(values)
+    m = len(v) // 2
+    return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2.0
 
 
 def _search_round(problem, model, threshold, rng, optimise, confidence, max_samples, batch,

@@ -140,7 +140,7 @@ def denormalize(fn, Ts) -> np.ndarray:
 def denormalize_with(fn, K) -> np.ndarray:
     """:func:`denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``."""
     F = (fn[..., None, :] @ K)[..., 0, :]
-    F /= np.linalg.norm(F, axis=-1, keepdims=True)
+    F /= np.sqrt(np.add.reduce(F * F, axis=-1, keepdims=True))  # np.linalg.norm's arithmetic
     return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
 
 
@@ -218,7 +218,7 @@ def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     for i in range(steps):
         x = x @ H
         if i % 4 == 3 or i == steps - 1:  # growth at most 1e12 per step: rescaled every 4th
-            x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+            x = x / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True))  # the norm
     return x[:, 0]
 
 
@@ -496,12 +496,18 @@ def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
     from scipy.linalg.lapack import dsygv  # not at import: scipy.linalg takes 0.2 s to load
 
     m = M[15, 15]
-    S = M[:15, :15] - np.outer(M[:15, 15], M[15, :15]) / m
+    S = M[:15, :15] - M[:15, 15, None] * M[None, 15, :15] / m
     # LAPACK's dsygv: Cholesky factor of N, reduction to a standard problem and eigh in one
     # call (a third of the cost of numpy's cholesky, inv and eigh at this size).
     lam, V, info = dsygv(S, N[:15, :15])
     if info != 0:
         raise np.linalg.LinAlgError(f"dsygv failed (info {info}): N is not positive definite")
     g = V[:, 0]
-    f = np.append(g, -(M[15, :15] @ g) / m)
-    return f / np.linalg.norm(f), np.append(np.maximum(lam, 0.0), np.inf)
+    f = np.empty(16)
+    f[:15] = g
+    f[15] = -(M[15, :15] @ g) / m
+    f /= math.sqrt(f @ f)
+    ratios = np.empty(16)
+    np.maximum(lam, 0.0, out=ratios[:15])
+    ratios[15] = np.inf
+    return f, ratios

@@ -18,10 +18,12 @@ the unused entries :math:`f_{1111}, f_{2111}` select the two consistent ones.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 
+from .. import _jit
 from .._checks import check_batch
 
 __all__ = [
@@ -266,7 +268,7 @@ def _flat_index(S) -> int:
     return 8 * idx[0] + 4 * idx[1] + 2 * idx[2] + idx[3]
 
 
-def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
+def candidate_matrices(F, residuals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     r"""The 8 candidate matrices :math:`C` of the appendix algorithm, with their residuals.
 
     Parameters
@@ -275,13 +277,16 @@ def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
         Any scale; it is normalised to ``F[1, 1, 1, 1] = 1`` (the empty minor). Leading axes
         are a batch (one vectorised pass for several tensors, e.g. one tensor read off in
         several frames).
+    residuals : bool
+        Whether to compute the residuals (a third of the cost; a caller that ranks the
+        candidates by another cost can skip them).
 
     Returns
     -------
     C : (..., 8, 4, 4) ndarray
         In the gauge ``c12 = c13 = c14 = 1``. Rows with non-finite entries mean the tensor is
         degenerate for this gauge (a division by zero).
-    residual : (..., 8) ndarray
+    residual : (..., 8) ndarray, or None without ``residuals``
         Relative mismatch of the two unused entries :math:`f_{1111}, f_{2111}` (all 16 entries
         are compared; the 14 used ones match by construction on exact input).
     """
@@ -290,6 +295,12 @@ def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f = F.reshape(*lead, 16) / F[..., 1, 1, 1, 1, None]
     signed = f * _MINOR_SIGN  # principal minor det C[S, S] at the flat index of S
+    kernel = _compiled_candidates() if _jit.USE_NUMBA and not residuals else None
+    if kernel is not None:  # the same operations, tensor by tensor in one call
+        Cs = np.empty((*lead, 8, 4, 4))
+        kernel(np.ascontiguousarray(signed).reshape(-1, 16), _CANDIDATE_MINORS, _CANDIDATE_ROOTS,
+               Cs.reshape(-1, 8, 4, 4))
+        return Cs, None
 
     def m(*S):  # principal minor det C[S, S] from F (1-based S)
         return signed[..., _flat_index(S)]
@@ -312,11 +323,77 @@ def candidate_matrices(F) -> tuple[np.ndarray, np.ndarray]:
                                  c[..., 0, p] * c[..., q, 0] * P)[..., _ROOT_CHOICE[(p, q)]]
             Cs[..., q, p] = z
             Cs[..., p, q] = P[..., None] / z
+        if not residuals:
+            return Cs, None
         pred = principal_minor_tensor(np.nan_to_num(Cs, nan=0.0, posinf=0.0, neginf=0.0))
         res = (np.linalg.norm(pred.reshape(*lead, 8, 16) - f[..., None, :], axis=-1)
                / np.linalg.norm(f, axis=-1)[..., None])
     res[~np.isfinite(Cs).all(axis=(-2, -1))] = np.inf
     return Cs, res
+
+
+#: For :func:`_nb_candidates`: the flat indices in ``F.ravel()`` of the minors ``m(p + 1)``
+#: (p = 0..3), ``m(1, p + 1)`` (p = 1..3, at 4 + p), and, per pair ``(p, q)`` of
+#: ``_ROOT_CHOICE`` (k = 0..2), ``m(p + 1, q + 1)`` and ``m(1, p + 1, q + 1)`` (at 8 + 2k and
+#: 9 + 2k); the root each candidate takes per pair (3, 8).
+_CANDIDATE_MINORS = np.array(
+    [_flat_index((p + 1,)) for p in range(4)] + [0]
+    + [_flat_index((1, p + 1)) for p in (1, 2, 3)]
+    + [i for p, q in _ROOT_CHOICE for i in (_flat_index((p + 1, q + 1)),
+                                            _flat_index((1, p + 1, q + 1)))])
+_CANDIDATE_ROOTS = np.array([_ROOT_CHOICE[pq] for pq in ((1, 2), (1, 3), (2, 3))])
+
+
+def _nb_candidates(signed, minors, roots, Cs):  # pragma: no cover - compiled
+    """:func:`candidate_matrices` without residuals from the signed minors ``signed`` (B, 16),
+    into ``Cs`` (B, 8, 4, 4), with the numpy code's operations in its order (the same
+    numbers; for numba, :func:`_compiled_candidates`). ``minors`` and ``roots``:
+    :data:`_CANDIDATE_MINORS`, :data:`_CANDIDATE_ROOTS`."""
+    pairs = ((1, 2), (1, 3), (2, 3))
+    c = np.empty((4, 4))
+    for t in range(signed.shape[0]):
+        m = signed[t]
+        c[:] = np.nan
+        c[0, 1:] = 1.0
+        for p in range(4):
+            c[p, p] = m[minors[p]]
+        for p in range(1, 4):
+            c[p, 0] = (c[0, 0] * c[p, p] - m[minors[4 + p]]) / c[0, p]
+        for k in range(8):
+            Cs[t, k] = c
+        for j in range(3):
+            p, q = pairs[j]
+            mpq, m1pq = m[minors[8 + 2 * j]], m[minors[9 + 2 * j]]
+            P = c[p, p] * c[q, q] - mpq
+            r = (m1pq - c[0, 0] * mpq + c[0, p] * c[p, 0] * c[q, q]
+                 + c[0, q] * c[p, p] * c[q, 0])
+            # _quadratic_roots(a, b, cc), operation by operation
+            a, b, cc = c[0, q] * c[p, 0], -r, c[0, p] * c[q, 0] * P
+            disc = b * b - 4 * a * cc
+            if disc == disc and not disc > 0.0:  # np.maximum(disc, 0.0)
+                disc = 0.0
+            sq = np.sqrt(disc)
+            sgn = 1.0 if b >= 0 else -1.0
+            qq = -0.5 * (b + sgn * sq)
+            r1 = qq / a
+            r2 = cc / qq
+            lin = -cc / b
+            small_a = abs(a) < 1e-14 * (abs(b) + abs(cc) + 1e-300)
+            if small_a:
+                r1 = lin
+                r2 = lin
+            elif qq == 0:
+                r2 = r1
+            for k in range(8):
+                z = r1 if roots[j, k] == 0 else r2
+                Cs[t, k, q, p] = z
+                Cs[t, k, p, q] = P / z
+
+
+@functools.cache
+def _compiled_candidates():
+    """The compiled :func:`_nb_candidates`, or None when numba cannot be imported."""
+    return _nb_candidates if _jit.compile_kernels(globals(), ("_nb_candidates",)) else None
 
 
 def recover_configurations(F):

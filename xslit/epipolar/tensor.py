@@ -187,6 +187,11 @@ def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
     points2 = check_image_points("points2", points2)
     x, y, a = _lifted_rows(points1)
     xp, yp, c = _lifted_rows(points2)
+    kernel = _compiled_sampson_pairs() if _jit.USE_NUMBA else None
+    if kernel is not None:  # the same operations, pair by pair in one pass
+        d = a.T @ M @ c
+        kernel(d, M.T @ a, M @ c, x, y, xp, yp)
+        return d
     aM, Mc = (M.T @ a)[:, :, None], (M @ c)[:, None, :]  # (4, N1, 1), (4, 1, N2)
     return _sampson_kernel(a.T @ M @ c, aM, Mc, x[:, None], y[:, None], xp, yp)[0]
 
@@ -381,6 +386,32 @@ def _nb_sampson(Ms, a, c, x, y, xp, yp, signed, d, gn):  # pragma: no cover - co
             r = e / g
             d[m, n] = 0.0 if r != r else r
             gn[m, n] = g
+
+
+def _nb_sampson_pairs(e, aM, Mc, x, y, xp, yp):  # pragma: no cover - compiled
+    """:func:`_sampson_kernel` on the pairs of :func:`sampson_distance_pairs` (for numba,
+    :func:`_compiled_sampson_pairs`): the residuals ``e`` (N1, N2) are overwritten with the
+    distances, from ``a^T M`` (4, N1), ``M c`` (4, N2) and the coordinates of both sides,
+    with the numpy kernel's operations in its order (the same numbers)."""
+    for i in range(e.shape[0]):
+        for j in range(e.shape[1]):
+            t = Mc[0, j] * y[i] + Mc[1, j]
+            g = t * t
+            t = Mc[0, j] * x[i] + Mc[2, j]
+            g += t * t
+            t = aM[0, i] * yp[j] + aM[1, i]
+            g += t * t
+            t = aM[0, i] * xp[j] + aM[2, i]
+            g += t * t
+            r = abs(e[i, j]) / np.sqrt(g)
+            e[i, j] = 0.0 if r != r else r
+
+
+@functools.cache
+def _compiled_sampson_pairs():
+    """The compiled :func:`_nb_sampson_pairs`, or None when numba cannot be imported."""
+    return (_nb_sampson_pairs if _jit.compile_kernels(globals(), ("_nb_sampson_pairs",))
+            else None)
 
 
 @functools.cache

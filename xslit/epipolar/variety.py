@@ -143,13 +143,10 @@ class _Residuals:
 
     def distances(self, f) -> np.ndarray:
         """Signed distances ``(B, n)`` of tensors ``f`` ``(B, 16)``."""
-        kernel = _compiled_residuals() if _jit.USE_NUMBA else None
-        if kernel is not None:
+        if _jit.USE_NUMBA and _compiled_residuals() is not None:
             Ms = np.ascontiguousarray(f, dtype=float).reshape(-1, 4, 4)
             d = np.empty((len(Ms), len(self.x)))
-            for b in range(len(Ms)):
-                kernel(Ms[b], self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, False,
-                       d[b], _NO_JACOBIAN, _NO_JACOBIAN)
+            _nb_distances(Ms, self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, d)
             return d
         e, g2, _ = self._parts(np.asarray(f, dtype=float))
         np.sqrt(g2, out=g2)
@@ -276,31 +273,78 @@ def _nb_residuals(M, x, y, xp, yp, a, c, s2, jacobian, d, W, J):  # pragma: no c
             J[4 * i + 3, n] = W[i, n]
 
 
-#: The ``W`` and ``J`` arguments of :func:`_nb_residuals` when only distances are wanted.
-_NO_JACOBIAN = np.empty((0, 0))
+def _nb_distances(Ms, x, y, xp, yp, a, c, s2, d):  # pragma: no cover - compiled
+    """:func:`_nb_residuals` of each tensor ``Ms[b]`` (B, 4, 4), distances only, into ``d``
+    (B, n): one call for a batch of tensors (the ranking of the starts)."""
+    none = np.empty((0, 0))
+    for b in range(Ms.shape[0]):
+        _nb_residuals(Ms[b], x, y, xp, yp, a, c, s2, False, d[b], none, none)
 
 
 @functools.cache
 def _compiled_residuals():
     """The compiled :func:`_nb_residuals`, or None when numba cannot be imported (compiled on
     the first call, cached on disk)."""
-    names = ("_nb_point", "_nb_residuals")
+    names = ("_nb_point", "_nb_residuals", "_nb_distances")
     return _nb_residuals if _jit.compile_kernels(globals(), names) else None
 
 
 def _balance(C):
     """A diagonal similarity of each ``C`` (batched) with balanced off-diagonal row and column
     norms: the same principal minors, better conditioned steps."""
-    C = C.copy()
-    for _ in range(3):
-        off = C * (1.0 - np.eye(4))
-        r = np.sqrt(np.einsum("bij,bij->bi", off, off))
-        c = np.sqrt(np.einsum("bji,bji->bi", off, off))
-        with np.errstate(divide="ignore", invalid="ignore"):
+    if _jit.USE_NUMBA and _compiled_balance() is not None:
+        out = np.array(C, dtype=float)
+        _nb_balance(out.reshape(-1, 4, 4))
+        return out
+    with np.errstate(divide="ignore", invalid="ignore"):  # r / c where r or c vanishes
+        for _ in range(3):
+            off = C * _OFF_DIAGONAL
+            r = np.sqrt(np.einsum("bij,bij->bi", off, off))
+            c = np.sqrt(np.einsum("bji,bji->bi", off, off))
             d = np.sqrt(np.where((r > 0) & (c > 0), r / c, 1.0))
-        d = np.clip(np.where(np.isfinite(d), d, 1.0), 1e-6, 1e6)
-        C = C * d[:, None, :] / d[:, :, None]
+            d = np.minimum(np.maximum(np.where(np.isfinite(d), d, 1.0), 1e-6), 1e6)
+            C = C * d[:, None, :] / d[:, :, None]
     return C
+
+
+#: Mask of the off-diagonal entries of a 4 x 4 matrix (:func:`_balance`).
+_OFF_DIAGONAL = 1.0 - np.eye(4)
+
+
+def _nb_balance(C):  # pragma: no cover - compiled
+    """:func:`_balance` of each ``C[b]`` (B, 4, 4) in place (for numba,
+    :func:`_compiled_balance`), with the numpy code's operations in its order: the squared
+    off-diagonal entries of a row summed as numpy's einsum sums a contiguous row of four,
+    ``(s0 + s2) + (s1 + s3)``, those of a column in order (bit for bit the numpy path's
+    numbers with numpy 2.4 on x86-64; to rounding wherever einsum sums otherwise)."""
+    s = np.empty((4, 4))
+    r = np.empty(4)
+    c = np.empty(4)
+    d = np.empty(4)
+    for b in range(C.shape[0]):
+        M = C[b]
+        for _ in range(3):
+            for i in range(4):
+                for j in range(4):
+                    v = M[i, j] * (0.0 if i == j else 1.0)  # C * _OFF_DIAGONAL
+                    s[i, j] = v * v
+            for i in range(4):
+                r[i] = np.sqrt((s[i, 0] + s[i, 2]) + (s[i, 1] + s[i, 3]))
+                c[i] = np.sqrt(((s[0, i] + s[1, i]) + s[2, i]) + s[3, i])
+            for i in range(4):
+                di = np.sqrt(r[i] / c[i]) if r[i] > 0 and c[i] > 0 else 1.0
+                if not np.isfinite(di):
+                    di = 1.0
+                d[i] = min(max(di, 1e-6), 1e6)
+            for i in range(4):
+                for j in range(4):
+                    M[i, j] = M[i, j] * d[j] / d[i]
+
+
+@functools.cache
+def _compiled_balance():
+    """The compiled :func:`_nb_balance`, or None when numba cannot be imported."""
+    return _nb_balance if _jit.compile_kernels(globals(), ("_nb_balance",)) else None
 
 
 def _levenberg_marquardt(res, C, K, iterations):
@@ -371,9 +415,11 @@ def _starts(f_n):
     use = np.abs(fg[:, -1]) >= 1e-10 * np.abs(fg).max(axis=1)
     if not use.any():
         return np.zeros((0, 4, 4)), np.zeros((0, 16, 16))
-    C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2))  # (frames, 8, 4, 4)
+    # (frames, 8, 4, 4), ranked by their Sampson cost (not the read-off's residuals)
+    C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2), residuals=False)
+    flat = C.reshape(*C.shape[:-2], 16)
     with np.errstate(invalid="ignore"):
-        good = np.all(np.isfinite(C), axis=(-2, -1)) & (np.abs(C).max(axis=(-2, -1)) < 1e8)
+        good = np.isfinite(flat).all(axis=-1) & (np.abs(flat).max(axis=-1) < 1e8)
     Ks = np.broadcast_to(_FRAMES[use][:, None], (*good.shape, 16, 16))
     return _balance(C[good]), Ks[good]
 
@@ -532,10 +578,19 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
         C, _ = _levenberg_marquardt(every.subset(np.flatnonzero(new)), C, Kf, iterations)
     if threshold is not None:
         inl = d < threshold
-    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ kron_modes(*T)
+    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ _pixels_from_frame(T.tobytes())
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
+
+
+@functools.lru_cache(maxsize=8)
+def _pixels_from_frame(frame_bytes) -> np.ndarray:
+    """``kron_modes`` of the per-axis maps (4, 2, 2) given by their bytes (read-only): the
+    polishes of one estimate share its frame, and the map is built once."""
+    K = kron_modes(*np.frombuffer(frame_bytes).reshape(4, 2, 2))
+    K.flags.writeable = False
+    return K
 
 
 def _is_normalization(frame) -> bool:
