@@ -9,9 +9,9 @@ hypothesis. Samples of 13, solved by the minimal solver (appendix "Algorithms", 
 .. math:: k_s = \frac{\log(1 - p)}{\log(1 - w^s)} \approx \frac{-\log(1 - p)}{w^s},
 
 so :math:`k_{15} / k_{13} \approx w^{-2}`: 2.0 at 30% outliers, 2.8 at 40%, 4 at 50%, 11 at
-70%. A 13-point sample costs the homotopy's 28 paths (about 3.5 ms with the compiled kernel,
-hypotheses and residuals) against a 15-point sample's null vector (about 0.02 ms), some 170
-times more: the option pays only when the draws saved outweigh that, beyond about 92%
+70%. A 13-point sample costs the homotopy's 28 paths (about 0.8 ms with the compiled kernel,
+hypotheses and residuals) against a 15-point sample's null vector (about 0.012 ms), some 60
+times more: the option pays only when the draws saved outweigh that, beyond about 87%
 outliers, far beyond the outlier ratios at which either search ends within its iteration cap
 (``tools/bench_minimal_sampling.py`` measures both through ``findEpipolarTensor``).
 """
