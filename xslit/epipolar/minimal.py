@@ -2194,19 +2194,70 @@ def _nb_first_occurrence(u, ok, rtol):
     return out
 
 
+def _nb_pairwise_sum(x, n):
+    """``numpy.sum`` of ``x[:n]`` with numpy's rounding: its pairwise summation, eight partial
+    sums below 128 entries."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += x[i]
+        return res
+    r = np.empty(8)
+    for j in range(8):
+        r[j] = x[j]
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += x[i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += x[i]
+        i += 1
+    return res
+
+
+def _nb_design(points1, points2, cos, sin, T, D):
+    """The normalisations ``T`` (4, B, 2, 2) and design matrices ``D`` (B, n, 16) of
+    :func:`null_space_charts` for samples ``points1, points2`` (B, n, 2) and the cosines and
+    sines of its rotations (4, B), in the numpy code's arithmetic (the same numbers)."""
+    nb, n = points1.shape[0], points1.shape[1]
+    x = np.empty(n)
+    dev = np.empty(n)
+    h = np.empty((4, n, 2))
+    for b in range(nb):
+        for a in range(4):
+            for j in range(n):
+                x[j] = points1[b, j, a] if a < 2 else points2[b, j, a - 2]
+            m = _nb_pairwise_sum(x, n) / n
+            for j in range(n):
+                dev[j] = abs(x[j] - m)
+            sm = 1.0 / max(_nb_pairwise_sum(dev, n) / n, 1e-12)
+            c, s = cos[a, b], sin[a, b]
+            T[a, b, 0, 0], T[a, b, 1, 0] = c * sm, s * sm
+            T[a, b, 0, 1], T[a, b, 1, 1] = c * (-sm * m) - s, s * (-sm * m) + c
+            for j in range(n):
+                for k in range(2):
+                    h[a, j, k] = T[a, b, k, 0] * x[j] + T[a, b, k, 1]
+        for j in range(n):
+            for q in range(16):
+                D[b, j, q] = ((h[0, j, q >> 3] * h[1, j, (q >> 2) & 1])
+                              * (h[2, j, (q >> 1) & 1] * h[3, j, q & 1]))
+
+
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
                  "_nb_eval_lanes", "_nb_eval_lanes_hj", "_nb_eval_lanes_jt",
                  "_nb_solve_lanes_block", "_nb_solve_lanes_h", "_nb_solve_lanes_ht",
                  "_nb_copy_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
-                 "_nb_first_occurrence")
+                 "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design")
 
 
 @functools.cache
 def _compiled():
-    """The compiled :func:`_nb_track`, :func:`_nb_track_lanes` and :func:`_nb_first_occurrence`,
-    or None when numba cannot be imported. Compiles on the first call (numba caches the machine
+    """The compiled :func:`_nb_track`, :func:`_nb_track_lanes`, :func:`_nb_first_occurrence` and
+    :func:`_nb_design`, or None when numba cannot be imported. Compiles on the first call (numba caches the machine
     code on disk) and binds the compiled ``_nb_*`` functions to their module names, by which
     they call each other. Division by zero gives inf or NaN as in numpy (the lane kernels divide on
     every lane, the idle ones too, and the callers test for finite results)."""
@@ -2214,11 +2265,11 @@ def _compiled():
     if not _jit.compile_kernels(namespace, _NB_FUNCTIONS):
         return None
     return (namespace["_nb_track"], namespace["_nb_track_lanes"],
-            namespace["_nb_first_occurrence"])
+            namespace["_nb_first_occurrence"], namespace["_nb_design"])
 
 
 def _kernels(backend: str):
-    """The compiled ``(track, track_lanes, first_occurrence)`` kernels that ``backend``
+    """The compiled ``(track, track_lanes, first_occurrence, design)`` kernels that ``backend``
     selects, or None for the numpy implementation."""
     return _jit.select_kernels(backend, _compiled, "the minimal solver", available=HAVE_NUMBA)
 
@@ -2582,10 +2633,14 @@ def _unitary2(rng, size):
     orthonormalisation of the columns of complex Gaussian matrices (their QR decomposition
     with the diagonal of ``R`` positive)."""
     Z = rng.normal(size=(size, 2, 2)) + 1j * rng.normal(size=(size, 2, 2))
-    q1 = Z[:, :, 0] / np.sqrt(np.sum(np.abs(Z[:, :, 0]) ** 2, axis=1, keepdims=True))
-    z2 = Z[:, :, 1] - np.sum(q1.conj() * Z[:, :, 1], axis=1, keepdims=True) * q1
-    q2 = z2 / np.sqrt(np.sum(np.abs(z2) ** 2, axis=1, keepdims=True))
-    return np.stack([q1, q2], axis=2)
+    Q = np.empty((size, 2, 2), dtype=complex)
+    a = np.abs(Z[:, :, 0]) ** 2  # sums of two entries written out: fewer numpy calls
+    Q[:, :, 0] = Z[:, :, 0] / np.sqrt(a[:, :1] + a[:, 1:])
+    c = Q[:, :, 0].conj() * Z[:, :, 1]
+    z2 = Z[:, :, 1] - (c[:, :1] + c[:, 1:]) * Q[:, :, 0]
+    a = np.abs(z2) ** 2
+    Q[:, :, 1] = z2 / np.sqrt(a[:, :1] + a[:, 1:])
+    return Q
 
 
 #: Newton steps on the target system after a path of :func:`track_from_start` arrives, before
@@ -2770,7 +2825,7 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     rng = check_rng(rng)
     _kernels(backend)
     nb = len(p1)
-    params, T, reasons = null_space_charts(p1, p2, rng)
+    params, T, reasons = null_space_charts(p1, p2, rng, backend)
     u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
     found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
     miss = np.full(nb, np.inf)  # largest structure residual of the solutions found
@@ -2780,7 +2835,7 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
             break
         pa, Ta = params[todo], T[todo]
         if attempt:
-            pa, Ta, _ = null_space_charts(p1[todo], p2[todo], rng)
+            pa, Ta, _ = null_space_charts(p1[todo], p2[todo], rng, backend)
         ut, ft = track_from_start(pa, rng=rng, start=start, backend=backend)
         mt = _structure_residual(ut, pa).max(axis=1)
         nt, n0 = ft.sum(1), found[todo].sum(1)
@@ -2857,7 +2912,7 @@ def chart_from_null_space(N) -> tuple[np.ndarray, np.ndarray]:
     return coeffs @ N, size
 
 
-def null_space_charts(points1, points2, rng=None):
+def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
     r"""Normalisation, null space and chart of a batch of 13-point samples.
 
     Pixels are normalised per axis (:func:`~xslit.epipolar.linear.axis_normalization`, mean 0
@@ -2874,6 +2929,10 @@ def null_space_charts(points1, points2, rng=None):
     points1, points2 : (B, 13, 2) ndarray
     rng : None | int | numpy.random.Generator
         Draws the rotations.
+    backend : {"auto", "numba", "numpy"}
+        Normalisation and design matrices by a compiled loop (:func:`_nb_design`: for a single
+        sample about a quarter of this function's time goes to a dozen small numpy calls) or
+        by numpy; the same numbers.
 
     Returns
     -------
@@ -2887,19 +2946,26 @@ def null_space_charts(points1, points2, rng=None):
         vanishes on it), None for the others.
     """
     rng = check_rng(rng)
-    cols = np.stack([points1[..., 0], points1[..., 1], points2[..., 0], points2[..., 1]])
+    kernels = _kernels(backend)
+    shape = (4, len(points1))
     # The angles and signs of Generator.choice((-1, 1)), drawn the same way.
-    angle = rng.uniform(np.pi / 6, np.pi / 3, size=cols.shape[:2]) * np.array(
-        [-1.0, 1.0])[rng.integers(0, 2, size=cols.shape[:2])]
+    angle = rng.uniform(np.pi / 6, np.pi / 3, size=shape) * np.array(
+        [-1.0, 1.0])[rng.integers(0, 2, size=shape)]
     cos, sin = np.cos(angle), np.sin(angle)
-    # T = R N with N = axis_normalization(cols) = [[s, -s m], [0, 1]], written out.
-    m = cols.mean(axis=-1)
-    sm = 1.0 / np.maximum(np.abs(cols - m[..., None]).mean(axis=-1), 1e-12)
-    T = np.empty((*cols.shape[:2], 2, 2))  # (4, B, 2, 2)
-    T[..., 0, 0], T[..., 1, 0] = cos * sm, sin * sm
-    T[..., 0, 1], T[..., 1, 1] = cos * (-sm * m) - sin, sin * (-sm * m) + cos
-    h = T[..., :, :1] * cols[..., None, :] + T[..., :, 1:]  # (4, B, 2, 13) homogeneous
-    D = _design_rows(h[:, :, 0], h[:, :, 1])
+    T = np.empty((*shape, 2, 2))  # (4, B, 2, 2)
+    if kernels is not None:
+        D = np.empty((shape[1], points1.shape[1], 16))
+        kernels[3](np.ascontiguousarray(points1, dtype=float),
+                   np.ascontiguousarray(points2, dtype=float), cos, sin, T, D)
+    else:
+        cols = np.stack([points1[..., 0], points1[..., 1], points2[..., 0], points2[..., 1]])
+        # T = R N with N = axis_normalization(cols) = [[s, -s m], [0, 1]], written out.
+        m = cols.mean(axis=-1)
+        sm = 1.0 / np.maximum(np.abs(cols - m[..., None]).mean(axis=-1), 1e-12)
+        T[..., 0, 0], T[..., 1, 0] = cos * sm, sin * sm
+        T[..., 0, 1], T[..., 1, 1] = cos * (-sm * m) - sin, sin * (-sm * m) + cos
+        h = T[..., :, :1] * cols[..., None, :] + T[..., :, 1:]  # (4, B, 2, 13) homogeneous
+        D = _design_rows(h[:, :, 0], h[:, :, 1])
     _, s, Vt = np.linalg.svd(D)
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = np.where(s[:, 0] > 0, s[:, 12] / s[:, 0], 0.0)
