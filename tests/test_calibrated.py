@@ -627,6 +627,37 @@ def test_compiled_and_numpy_sampson_kernels_agree(tol):
         np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=tol.EXACT * size)
 
 
+def test_compiled_and_numpy_pose_fits_agree(tol):
+    """refine_pose_sampson's compiled loop (one start at a time) takes the steps of the
+    batched Levenberg--Marquardt on the numpy blocks: least squares and Cauchy costs,
+    weights, each start on its own subset, and a start that is not finite (which stays as it
+    is: no step lowers its cost)."""
+    pytest.importorskip("numba")
+    from xslit.sfm.calibrated import PoseSampson, refine_pose_sampson
+
+    rng = np.random.default_rng(10)
+    s = random_two_view_scene(10, 300, kind="mixed", outlier_ratio=0.2)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    R = matrix_from_rvec(s["rvec"] + rng.normal(scale=0.05, size=(6, 3)))
+    t = s["tvec"] * rng.uniform(0.7, 1.4, (6, 1)) + rng.normal(scale=0.05, size=(6, 3))
+    t[5] = np.nan
+    w = (rng.random((6, 300)) > 0.3).astype(float)
+    rows = np.stack([rng.choice(300, 80, replace=False) for _ in range(6)])
+    out = {}
+    for backend in ("numba", "numpy"):
+        ps = PoseSampson(Phi, s["points1"], s["points2"], backend=backend)
+        out[backend] = [*refine_pose_sampson(ps, R, t, iterations=20, scale=2.0),
+                        *refine_pose_sampson(ps, R, t, w, iterations=12, rel_tol=1e-4),
+                        *refine_pose_sampson(ps.subsets(rows), R, t, iterations=15),
+                        *refine_pose_sampson(ps, R[:1], t[:1],
+                                             s["inliers"][None].astype(float))]
+    for a, b in zip(out["numba"], out["numpy"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e3 * tol.EXACT, atol=1e3 * tol.EXACT)
+    assert np.isnan(out["numba"][1][5]).all()
+    assert np.all(out["numba"][2][:5] < np.sqrt(np.mean(PoseSampson(
+        Phi, s["points1"], s["points2"]).distances(R[:5], t[:5]) ** 2, axis=1)))
+
+
 @pytest.mark.parametrize("backend", ["auto", "numpy"])
 def test_fused_cost_and_normal_equations_take_the_same_steps(backend, tol):
     """The Levenberg--Marquardt of refine_pose_sampson, fed the cost with the normal
