@@ -658,6 +658,28 @@ def test_compiled_and_numpy_pose_fits_agree(tol):
         Phi, s["points1"], s["points2"]).distances(R[:5], t[:5]) ** 2, axis=1)))
 
 
+@pytest.mark.parametrize("kind", ["two_slit", "pushbroom"])
+def test_compiled_and_numpy_rotation_descents_agree(kind, monkeypatch, tol):
+    """The descent on SO(3) of rotations_for_translations takes the same steps in its compiled
+    loop (one rotation at a time) as in the batched one: the rotations of a translation grid
+    agree to the rounding of eight steps."""
+    pytest.importorskip("numba")
+    from xslit import _jit
+    from xslit.sfm.calibrated import _whitening, rotations_for_translations, translation_grid
+
+    s = random_two_view_scene(3, 300, kind=kind)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    M, _ = _whitening(s["points1"], s["points2"])
+    grid = translation_grid(np.linalg.norm(s["tvec"]), 24)
+    out = []
+    for compiled in (True, False):
+        monkeypatch.setattr(_jit, "USE_NUMBA", compiled)
+        out.append(rotations_for_translations(Phi, M, grid))
+    np.testing.assert_allclose(out[0], out[1], rtol=0, atol=tol.DESCENT_ATOL)
+    np.testing.assert_allclose(out[0] @ np.swapaxes(out[0], 1, 2), np.broadcast_to(
+        np.eye(3), out[0].shape), atol=1e3 * tol.EXACT)
+
+
 @pytest.mark.parametrize("backend", ["auto", "numpy"])
 def test_fused_cost_and_normal_equations_take_the_same_steps(backend, tol):
     """The Levenberg--Marquardt of refine_pose_sampson, fed the cost with the normal
