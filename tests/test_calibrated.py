@@ -627,6 +627,21 @@ def test_compiled_and_numpy_sampson_kernels_agree(tol):
         np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=tol.EXACT * size)
 
 
+def test_chi2_quantiles_are_scipys():
+    """The quantiles of the ambiguity and model-fit tests are scipy.stats.chi2's, exactly."""
+    from scipy.stats import chi2
+
+    from xslit.sfm.calibrated import (
+        AMBIGUITY_LEVEL,
+        MODEL_FIT_LEVEL,
+        MODEL_FIT_RETRY,
+        _chi2_quantile,
+    )
+
+    for p, dof in ((AMBIGUITY_LEVEL, 6), (MODEL_FIT_LEVEL, 7), (MODEL_FIT_RETRY, 7), (0.5, 1)):
+        assert _chi2_quantile(p, dof) == float(chi2.ppf(p, dof))
+
+
 def test_compiled_and_numpy_pose_fits_agree(tol):
     """refine_pose_sampson's compiled loop (one start at a time) takes the steps of the
     batched Levenberg--Marquardt on the numpy blocks: least squares and Cauchy costs,
