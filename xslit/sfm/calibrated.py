@@ -603,16 +603,24 @@ def _nb_refine(p1, p2, Q, R, t, W, scale, iterations, rel_tol, lam0, cost):
     its step lowers its cost by less than ``rel_tol``, or no step at any useful damping
     lowers it), the normal equations of :func:`_nb_normal`; ``cost`` (K,) receives the
     costs. ``p1``, ``p2``, ``W`` and ``scale`` are as in :func:`_nb_normal`."""
-    K = R.shape[0]
+    K, m = R.shape[0], p1.shape[1]
     F = np.empty((1, 7, 16))
     c1, H1, g1 = np.empty(1), np.empty((1, 6, 6)), np.empty((1, 6))
     H, g, step = np.empty((6, 6)), np.empty(6), np.empty(6)
     turn, Rn, tn = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
+    # One pose's arguments of _nb_normal, copied into arrays of the types the other callers
+    # pass (slices would compile another version of it).
+    q1, q2 = np.empty((1, m, 2)), np.empty((1, m, 2))
+    Wk = np.empty((1, m)) if W.shape[0] else W
+    sk = np.empty(1) if scale.shape[0] else scale
     for k in range(K):
-        row = 0 if p1.shape[0] == 1 else k
-        q1, q2 = p1[row:row + 1], p2[row:row + 1]
-        Wk = W[k:k + 1] if W.shape[0] else W
-        sk = scale[k:k + 1] if scale.shape[0] else scale
+        if k == 0 or p1.shape[0] > 1:
+            q1[0] = p1[k if p1.shape[0] > 1 else 0]
+            q2[0] = p2[k if p2.shape[0] > 1 else 0]
+        if W.shape[0]:
+            Wk[0] = W[k]
+        if scale.shape[0]:
+            sk[0] = scale[k]
         _nb_tangents(Q, R[k], t[k], F[0])
         _nb_normal(q1, q2, F, Wk, sk, c1, H1, g1)
         c, lam = c1[0], lam0
@@ -1332,7 +1340,7 @@ def refine_pose_sampson(sampson, R, t, weights=None, *, iterations: int = 30, sc
         weights = check_matrix("weights", weights, (K, n), finite=False)
     iterations = check_positive_int("iterations", iterations, minimum=0)
     if scale is not None:
-        scale = np.broadcast_to(np.asarray(scale, dtype=float), (K,))
+        scale = np.array(np.broadcast_to(np.asarray(scale, dtype=float), (K,)))
         if not np.all(scale > 0):
             raise ValueError(f"scale must be positive, got {scale}")
 
