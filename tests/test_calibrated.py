@@ -627,6 +627,74 @@ def test_compiled_and_numpy_sampson_kernels_agree(tol):
         np.testing.assert_allclose(a, b, rtol=tol.EXACT, atol=tol.EXACT * size)
 
 
+def test_chi2_quantiles_are_scipys():
+    """The quantiles of the ambiguity and model-fit tests are scipy.stats.chi2's, exactly."""
+    from scipy.stats import chi2
+
+    from xslit.sfm.calibrated import (
+        AMBIGUITY_LEVEL,
+        MODEL_FIT_LEVEL,
+        MODEL_FIT_RETRY,
+        _chi2_quantile,
+    )
+
+    for p, dof in ((AMBIGUITY_LEVEL, 6), (MODEL_FIT_LEVEL, 7), (MODEL_FIT_RETRY, 7), (0.5, 1)):
+        assert _chi2_quantile(p, dof) == float(chi2.ppf(p, dof))
+
+
+def test_compiled_and_numpy_pose_fits_agree(tol):
+    """refine_pose_sampson's compiled loop (one start at a time) takes the steps of the
+    batched Levenberg--Marquardt on the numpy blocks: least squares and Cauchy costs,
+    weights, each start on its own subset, and a start that is not finite (which stays as it
+    is: no step lowers its cost)."""
+    pytest.importorskip("numba")
+    from xslit.sfm.calibrated import PoseSampson, refine_pose_sampson
+
+    rng = np.random.default_rng(10)
+    s = random_two_view_scene(10, 300, kind="mixed", outlier_ratio=0.2)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    R = matrix_from_rvec(s["rvec"] + rng.normal(scale=0.05, size=(6, 3)))
+    t = s["tvec"] * rng.uniform(0.7, 1.4, (6, 1)) + rng.normal(scale=0.05, size=(6, 3))
+    t[5] = np.nan
+    w = (rng.random((6, 300)) > 0.3).astype(float)
+    rows = np.stack([rng.choice(300, 80, replace=False) for _ in range(6)])
+    out = {}
+    for backend in ("numba", "numpy"):
+        ps = PoseSampson(Phi, s["points1"], s["points2"], backend=backend)
+        out[backend] = [*refine_pose_sampson(ps, R, t, iterations=20, scale=2.0),
+                        *refine_pose_sampson(ps, R, t, w, iterations=12, rel_tol=1e-4),
+                        *refine_pose_sampson(ps.subsets(rows), R, t, iterations=15),
+                        *refine_pose_sampson(ps, R[:1], t[:1],
+                                             s["inliers"][None].astype(float))]
+    for a, b in zip(out["numba"], out["numpy"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e3 * tol.EXACT, atol=1e3 * tol.EXACT)
+    assert np.isnan(out["numba"][1][5]).all()
+    assert np.all(out["numba"][2][:5] < np.sqrt(np.mean(PoseSampson(
+        Phi, s["points1"], s["points2"]).distances(R[:5], t[:5]) ** 2, axis=1)))
+
+
+@pytest.mark.parametrize("kind", ["two_slit", "pushbroom"])
+def test_compiled_and_numpy_rotation_descents_agree(kind, monkeypatch, tol):
+    """The descent on SO(3) of rotations_for_translations takes the same steps in its compiled
+    loop (one rotation at a time) as in the batched one: the rotations of a translation grid
+    agree to the rounding of eight steps."""
+    pytest.importorskip("numba")
+    from xslit import _jit
+    from xslit.sfm.calibrated import _whitening, rotations_for_translations, translation_grid
+
+    s = random_two_view_scene(3, 300, kind=kind)
+    Phi = tensor_map(s["intrinsics1"], s["intrinsics2"])
+    M, _ = _whitening(s["points1"], s["points2"])
+    grid = translation_grid(np.linalg.norm(s["tvec"]), 24)
+    out = []
+    for compiled in (True, False):
+        monkeypatch.setattr(_jit, "USE_NUMBA", compiled)
+        out.append(rotations_for_translations(Phi, M, grid))
+    np.testing.assert_allclose(out[0], out[1], rtol=0, atol=tol.DESCENT_ATOL)
+    np.testing.assert_allclose(out[0] @ np.swapaxes(out[0], 1, 2), np.broadcast_to(
+        np.eye(3), out[0].shape), atol=1e3 * tol.EXACT)
+
+
 @pytest.mark.parametrize("backend", ["auto", "numpy"])
 def test_fused_cost_and_normal_equations_take_the_same_steps(backend, tol):
     """The Levenberg--Marquardt of refine_pose_sampson, fed the cost with the normal

@@ -113,6 +113,27 @@ def test_compiled_and_numpy_paths_agree(monkeypatch):
                                found[0][0], atol=1e-9)
 
 
+@pytest.mark.parametrize("kind", ["two_slit", "mixed", "pushbroom"])
+def test_compiled_and_numpy_metric_jacobians_agree(kind):
+    """The Jacobians of the metric fit (metric_residuals' jac: analytic in the points, forward
+    differences in the pose) are the same on both paths, to the rounding of the differences;
+    the residuals come from one code."""
+    pytest.importorskip("numba")
+    from tolerances import METRIC_JACOBIAN_RTOL
+
+    from xslit.sfm.two_view import metric_residuals
+
+    s = random_two_view_scene(3, 200, kind=kind)
+    g = np.concatenate([s["rvec"], s["tvec"]]) + 0.01
+    X = s["X"] + 0.01
+    (Jg, Jp), (Jg0, Jp0) = (
+        metric_residuals(s["intrinsics1"], s["intrinsics2"], s["points1"], s["points2"],
+                         backend=b)[1](g, X) for b in ("numba", "numpy"))
+    assert np.all(Jg[:, :2] == 0)  # camera 1 does not move
+    np.testing.assert_allclose(Jg, Jg0, rtol=0, atol=METRIC_JACOBIAN_RTOL * np.abs(Jg0).max())
+    np.testing.assert_allclose(Jp, Jp0, rtol=0, atol=METRIC_JACOBIAN_RTOL * np.abs(Jp0).max())
+
+
 def test_estimate_on_either_path(backend):
     """findEpipolarTensor recovers the inliers on the path in use (the numpy one is the only
     one without numba)."""

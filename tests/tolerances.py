@@ -34,6 +34,15 @@ MOMENT_RTOL = 1e-12
 #: Complex-step Jacobian against central finite differences (relative to each column's size).
 JACOBIAN_RTOL = 1e-6
 
+#: The metric fit's pose Jacobian (forward differences with steps of 1e-7 of the pose) on the
+#: compiled and the numpy paths: rounding of the projections in another order (1e-16)
+#: becomes about 1e-9 of a derivative.
+METRIC_JACOBIAN_RTOL = 1e-7
+
+#: Rotations after eight Levenberg-Marquardt steps on SO(3), compiled one at a time against
+#: batched in numpy: rounding in another order, grown by the steps (measured up to 7e-9).
+DESCENT_ATOL = 1e-7
+
 #: Sizes of the randomised checks (1,000 random cameras, enough to meet rare configurations).
 N_CAMERAS = 1000
 N_POINTS_PER_CAMERA = 10

@@ -14,10 +14,12 @@ the pose itself comes from the calibrated solver of :mod:`xslit.sfm.calibrated`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _jit
 from .._checks import (
     check_array,
     check_batch,
@@ -185,7 +187,41 @@ def _refine_projective_pair(C0, points1, points2, X0, axis_scales, max_iteration
 # --------------------------------------------------------------------------------------
 
 
-def metric_residuals(intrinsics1, intrinsics2, points1, points2):
+def _nb_metric_jacobian(A, B, h, p, Jg, Jp):
+    """The Jacobians of :func:`metric_residuals`' ``jac`` at the points ``p`` (N, 3): ``A``
+    (4, 2, 4) the rows of the two cameras, ``B`` (6, 2, 2, 4) camera 2's rows moved by each of
+    the 6 pose steps ``h`` (6,); fills ``Jg`` (N, 4, 6) (the rows of image 1 are 0) and ``Jp``
+    (N, 4, 3), one point at a time."""
+    for n in range(p.shape[0]):
+        x, y, z = p[n, 0], p[n, 1], p[n, 2]
+        for v in range(4):
+            a0 = A[v, 0, 0] * x + A[v, 0, 1] * y + A[v, 0, 2] * z + A[v, 0, 3]
+            a1 = A[v, 1, 0] * x + A[v, 1, 1] * y + A[v, 1, 2] * z + A[v, 1, 3]
+            val = a0 / a1
+            for j in range(3):
+                Jp[n, v, j] = (A[v, 0, j] - val * A[v, 1, j]) / a1
+            for k in range(6):
+                if v < 2:
+                    Jg[n, v, k] = 0.0
+                    continue
+                b0 = B[k, v - 2, 0, 0] * x + B[k, v - 2, 0, 1] * y + B[k, v - 2, 0, 2] * z \
+                    + B[k, v - 2, 0, 3]
+                b1 = B[k, v - 2, 1, 0] * x + B[k, v - 2, 1, 1] * y + B[k, v - 2, 1, 2] * z \
+                    + B[k, v - 2, 1, 3]
+                Jg[n, v, k] = (b0 / b1 - val) / h[k]
+
+
+@functools.cache
+def _compiled():
+    """The compiled :func:`_nb_metric_jacobian`, or None when numba cannot be imported
+    (compiled on the first call, cached on disk)."""
+    namespace = globals()
+    if not _jit.compile_kernels(namespace, ("_nb_metric_jacobian",)):
+        return None
+    return namespace["_nb_metric_jacobian"]
+
+
+def metric_residuals(intrinsics1, intrinsics2, points1, points2, *, backend: str = "auto"):
     r"""The reprojection residuals of a calibrated pair and their Jacobians, as functions.
 
     Camera 1 is fixed at the canonical pose; camera 2 has the pose ``g = [rvec, tvec]``
@@ -203,6 +239,13 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
     intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
     points1, points2 : (N, 2) ndarray
         Pixels.
+    backend : {"auto", "numba", "numpy"}
+        How ``jac`` evaluates the projections: ``"numpy"`` as matrix products of all points at
+        once, ``"numba"`` in a compiled loop over the points (:func:`_nb_metric_jacobian`; the
+        same numbers up to rounding, about 5 times faster on a few hundred points, where
+        the batched products spend their time in the overhead of small arrays); ``"auto"`` is
+        ``"numba"`` when numba is installed and the environment variable ``XSLIT_NO_NUMBA``
+        does not switch it off (:mod:`xslit._jit`).
 
     Returns
     -------
@@ -226,6 +269,7 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
     _check_intrinsics("intrinsics1", intrinsics1)
     _check_intrinsics("intrinsics2", intrinsics2)
     points1, points2 = check_point_pair("points1", points1, "points2", points2)
+    kernel = _jit.select_kernels(backend, _compiled, "metric_residuals")
     cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     obs = np.concatenate([points1, points2], axis=1)
     cache = {}
@@ -256,6 +300,8 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
 
     def jac(g, p):
         A = rows(g)
+        if kernel is not None:
+            return compiled_jac(g, p, A)
         val, a = project(A, p)
         with np.errstate(divide="ignore", invalid="ignore"):
             Jp = (A[None, :, 0, :3] - val[..., None] * A[None, :, 1, :3]) / a[..., 1:]
@@ -273,6 +319,19 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2):
             else:
                 motion[:3, 3] = h * R[k - 3]
             Jg[:, 2:, k] = (project(A[2:] @ motion, p)[0] - val[:, 2:]) / h
+        return Jg, Jp
+
+    def compiled_jac(g, p, A):
+        """``jac`` with the projections in the compiled kernel: camera 2's rows at the six
+        nearby poses are formed once (the same motions as above)."""
+        h = 1e-7 * np.maximum(1.0, np.abs(g))
+        R = matrix_from_rvec(g[:3])
+        motion = np.tile(np.eye(4), (6, 1, 1))
+        motion[:3, :3, :3] = R.T @ matrix_from_rvec(g[:3] + h[:3, None] * np.eye(3))
+        motion[3:, :3, 3] = h[3:, None] * R
+        B = np.ascontiguousarray(A[None, 2:] @ motion[:, None])
+        Jg, Jp = np.empty((len(p), 4, 6)), np.empty((len(p), 4, 3))
+        kernel(np.ascontiguousarray(A), B, h, np.ascontiguousarray(p, dtype=float), Jg, Jp)
         return Jg, Jp
 
     return fun, jac
