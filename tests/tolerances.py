@@ -259,10 +259,13 @@ CALIBRATED_BASIN_FACTOR = 3.0
 CALIBRATED_COVERAGE_CHI2 = 22.46
 #: The samples at CI sizes (320x240 X-slit views, 600x600 pushbroom strips): rotation error,
 #: Chamfer distance as a fraction of the scene diameter (measured 1.25% and 0.2%; 0.74% and
-#: 0.17% at the demo's sizes), the DSM's median height error (units; relief about 10).
+#: 0.17% at the demo's sizes), the DSM's median height error (units; relief about 10: 0.521 on
+#: an AMD EPYC machine, with the code of the release before too, and below 0.5 on the machine
+#: where the bound was set: the renderer's and the feature detector's floating point differ; a
+#: wrong pose gives several units).
 SAMPLE_ROTATION_DEG = 0.5
 SAMPLE_CHAMFER_SMALL = 0.02
-SAMPLE_DSM_MEDIAN = 0.5
+SAMPLE_DSM_MEDIAN = 0.6
 #: Along-track pushbroom pairs (``random_along_track_pair``, 0.15 px noise): the calibrated
 #: pose's rotation error when it is returned "ok" (measured 0.012-0.035 degrees; the wrong
 #: basin of an unbounded translation is 40 degrees off).
