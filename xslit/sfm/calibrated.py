@@ -1754,7 +1754,8 @@ ANNEAL_ITERATIONS = 8
 def _annealed_refits(sampson, R, t, score, inl, threshold):
     r"""Leave a fixed point of the inlier re-selection: refits to the correspondences within
     :data:`ANNEAL_FACTORS` times the threshold, then to their re-selected inliers while the
-    truncated cost falls; the pose of lowest cost.
+    truncated cost falls; the one of lowest cost when it is lower than the start's by more
+    than noise in the pose explains.
 
     Fitting a pose to its inliers and re-selecting them stops at a fixed point of the
     truncated (MSAC) cost, not at its minimum: a correspondence a little beyond the
@@ -1789,9 +1790,10 @@ def _annealed_refits(sampson, R, t, score, inl, threshold):
                                         iterations=ANNEAL_ITERATIONS)
         sa, ia = sampson.score(Ra, ta, threshold)
         better = sa < sk[active]
-        done = active[better]
-        Rk[done], tk[done], sk[done], W[done] = Ra[better], ta[better], sa[better], ia[better]
-        active = done[W[done].sum(axis=1) >= 12]
+        gained = active[better]
+        Rk[gained], tk[gained], sk[gained], W[gained] = (Ra[better], ta[better], sa[better],
+                                                         ia[better])
+        active = gained[W[gained].sum(axis=1) >= 12]
         if not len(active):
             break
     # Only a cost lower by more than noise in the pose explains (the level by which
