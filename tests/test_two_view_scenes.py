@@ -15,10 +15,10 @@ from tolerances import (
 
 import xslit
 from xslit.epipolar import principal_minor_jacobian, sampson_distance
-from xslit.epipolar.estimate import estimate_epipolar_tensor
+from xslit.epipolar.estimate import estimate_epipolar_tensor, robust_options
 from xslit.epipolar.variety import refine_on_variety
 from xslit.geometry.projective import matrix_from_rvec
-from xslit.robust import LMEDS, UNIFORM, RobustOptions, msac_loss
+from xslit.robust import msac_loss
 from xslit.synthetic import random_sweep_scene
 from xslit.testing import projective_distance
 
@@ -65,8 +65,7 @@ def test_clean_canonical_scenes_every_method_fits_like_the_truth(seed):
     c1, c2, p1, p2 = canonical_scene(seed)
     d_true = np.abs(sampson_distance(xslit.computeEpipolarTensor(c1, c2), p1, p2))
     keep_true = d_true < 1.5
-    lmeds = estimate_epipolar_tensor(p1, p2, RobustOptions(method=LMEDS, sampler=UNIFORM,
-                                                           local_optimization=False), 0)
+    lmeds = estimate_epipolar_tensor(p1, p2, robust_options("lmeds"), 0)
     for method in METHODS:
         F, mask = xslit.findEpipolarTensor(p1, p2, method, 1.5)
         assert F is not None, method
@@ -383,8 +382,7 @@ def test_lmeds_on_clean_sweep_scenes_keeps_what_the_truth_keeps_at_its_scale(see
     the order statistic LMedS minimises, refined on the reweighted least-squares fit, and it
     keeps what the true tensor keeps at that threshold."""
     scene = random_sweep_scene(seed, max_n=1000, outlier_ratio=0.0)
-    options = RobustOptions(method=LMEDS, sampler=UNIFORM, threshold=1.0, confidence=0.99,
-                            max_iterations=10000, local_optimization=False)
+    options = robust_options("lmeds")
     est = estimate_epipolar_tensor(scene.points1, scene.points2, options, seed)
     assert est.success, est.reason
     lo, hi = LMEDS_THRESHOLD_SIGMAS
@@ -393,3 +391,17 @@ def test_lmeds_on_clean_sweep_scenes_keeps_what_the_truth_keeps_at_its_scale(see
     assert np.count_nonzero(est.inliers & keep) >= CLEAN_MASK_KEEPS * keep.sum()
     F, mask = xslit.findEpipolarTensor(scene.points1, scene.points2, xslit.FM_LMEDS, rng=seed)
     assert F is not None and np.array_equal(mask[:, 0].astype(bool), est.inliers)
+
+
+def test_robust_options_are_the_api_methods_and_refuse_bad_values():
+    """findEpipolarTensor's flags map onto the plain layer's options; LMedS ignores the
+    threshold; malformed values are refused by name."""
+    assert robust_options("lmeds", threshold=-1.0).method == "lmeds"
+    accurate = robust_options("usac_accurate", confidence=0.9)
+    assert accurate.confidence == 0.999 and accurate.sampler == "uniform"
+    for kwargs, name in [({"method": "magsac"}, "method"), ({"method": 4}, "method"),
+                         ({"method": "ransac", "threshold": 0.0}, "threshold"),
+                         ({"method": "ransac", "confidence": 1.0}, "confidence"),
+                         ({"method": "ransac", "max_iterations": 0}, "max_iterations")]:
+        with pytest.raises(ValueError, match=f"^{name}"):
+            robust_options(**kwargs)

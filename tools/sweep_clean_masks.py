@@ -26,8 +26,7 @@ import numpy as np
 
 import xslit
 from xslit.epipolar import sampson_distance
-from xslit.epipolar.estimate import estimate_epipolar_tensor
-from xslit.robust import LMEDS, UNIFORM, RobustOptions
+from xslit.epipolar.estimate import estimate_epipolar_tensor, robust_options
 from xslit.synthetic import random_sweep_scene
 
 METHODS = ("FM_LINEAR", "FM_RANSAC", "FM_LMEDS", "USAC_DEFAULT", "USAC_ACCURATE")
@@ -35,9 +34,9 @@ METHODS = ("FM_LINEAR", "FM_RANSAC", "FM_LMEDS", "USAC_DEFAULT", "USAC_ACCURATE"
 
 def lmeds_threshold(points1, points2, seed, mask):
     """LMedS's own threshold, from the plain estimator with the options of
-    ``findEpipolarTensor(..., FM_LMEDS)`` (their masks must agree)."""
-    options = RobustOptions(method=LMEDS, sampler=UNIFORM, threshold=1.0, confidence=0.99,
-                            max_iterations=10000, local_optimization=False)
+    ``findEpipolarTensor(..., FM_LMEDS)`` (``robust_options("lmeds")``; their masks must
+    agree)."""
+    options = robust_options("lmeds")
     est = estimate_epipolar_tensor(points1, points2, options, seed)
     if not np.array_equal(est.inliers, mask):
         raise SystemExit("the plain LMedS estimate's mask is not findEpipolarTensor's")

@@ -11,7 +11,7 @@ import numpy as np
 from .._checks import check_image_points, check_rng, check_threshold
 from ..cameras import TwoSlitCamera
 from ..epipolar import MIN_LINEAR_POINTS, epipolar_tensor
-from ..epipolar.estimate import estimate_epipolar_tensor
+from ..epipolar.estimate import estimate_epipolar_tensor, robust_options
 from ..epipolar.minimal_sampling import check_sample_size
 from ..robust import LMEDS, MSAC, PROSAC, RANSAC, UNIFORM, RobustOptions
 
@@ -195,12 +195,12 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
         Correspondences per sample of the robust methods (``FM_RANSAC``, ``FM_LMEDS``,
         ``USAC_DEFAULT``, ``USAC_ACCURATE``, :class:`UsacParams`). 15: the linear solution of
         each sample (about 0.02 ms with its residuals). 13: every real tensor of the
-        minimal solver (:func:`xslit.epipolar.minimal.minimal_hypotheses`, about 3.5 ms per
-        sample with numba, ``pip install 'xslit[fast]'``, several times more without). Uniform
+        minimal solver (:func:`xslit.epipolar.minimal.minimal_hypotheses`, about 0.8 ms per
+        sample with numba, ``pip install 'xslit[fast]'``, many times more without). Uniform
         sampling then needs about ``w^2`` times the draws for an inlier ratio ``w`` (2.8
         times fewer at 40% outliers, 4 at 50%), which repays a sample costing at most 3-4
-        times a 15-point one, not 170; with the default's PROSAC order both sizes usually stop
-        after the same few samples. The 13-point option pays only beyond about 92% outliers,
+        times a 15-point one, not 60; with the default's PROSAC order both sizes usually stop
+        after the same few samples. The 13-point option pays only beyond about 87% outliers,
         where neither search ends within ``maxIters`` (``tools/bench_minimal_sampling.py``).
         The rest of the estimate (local optimisation, the polish on the variety) is the
         same.
@@ -259,16 +259,9 @@ def findEpipolarTensor(points1, points2, method=USAC_DEFAULT, ransacReprojThresh
             check_threshold("ransacReprojThreshold", ransacReprojThreshold)
         _check_confidence("confidence", confidence)
         _check_iters("maxIters", maxIters)
-        options = RobustOptions(
-            method={FM_RANSAC: RANSAC, FM_LMEDS: LMEDS}.get(method, MSAC),
-            sampler=PROSAC if method == USAC_DEFAULT else UNIFORM,
-            threshold=float(ransacReprojThreshold) if method != FM_LMEDS else 1.0,
-            confidence=max(confidence, 0.999) if method == USAC_ACCURATE else float(confidence),
-            max_iterations=int(maxIters),
-            local_optimization=method in (USAC_DEFAULT, USAC_ACCURATE),
-            lo_iterations=20 if method == USAC_ACCURATE else 6,
-            preemptive_subset=256 if method in (USAC_DEFAULT, USAC_ACCURATE) else 0,
-        )
+        options = None if linear else robust_options(
+            {FM_RANSAC: "ransac", FM_LMEDS: "lmeds", USAC_DEFAULT: "usac_default",
+             USAC_ACCURATE: "usac_accurate"}[method], ransacReprojThreshold, confidence, maxIters)
     est = estimate_epipolar_tensor(p1, p2, options, rng, linear_only=linear, order=order,
                                    sample_size=sample_size)
     mask = est.inliers.astype(np.uint8)[:, None]

@@ -6,8 +6,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import check_positive_int, check_probability, check_threshold
 from .._scratch import Scratch
 from ..robust import (
+    LMEDS,
+    MSAC,
+    PROSAC,
+    RANSAC,
+    UNIFORM,
     RobustOptions,
     RobustProblemBase,
     chance_inlier_ratio,
@@ -35,7 +41,7 @@ from .linear import (
 from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
 from .variety import VarietyFit, refine_on_variety
 
-__all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor"]
+__all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor", "robust_options"]
 
 #: Distances within this many units of rounding of the largest pixel coordinate count as
 #: zero (the threshold is never below it).
@@ -349,6 +355,63 @@ class EpipolarEstimate:
     #: The Sampson distance (pixels) within which ``inliers`` lie: the options' threshold or,
     #: for LMedS, the one its robust scale gives; NaN for the all-points fit.
     threshold: float = np.nan
+
+
+#: The robust methods of ``findEpipolarTensor`` by name (its flags ``FM_RANSAC``,
+#: ``FM_LMEDS``, ``USAC_DEFAULT``, ``USAC_ACCURATE`` map onto them).
+ROBUST_METHODS = ("ransac", "lmeds", "usac_default", "usac_accurate")
+
+
+def robust_options(method: str, threshold: float = 1.5, confidence: float = 0.99,
+                   max_iterations: int = 10000) -> RobustOptions:
+    """The options of the robust loop of one of ``findEpipolarTensor``'s robust methods.
+
+    ``"ransac"``: plain RANSAC (inlier count) with uniform sampling; ``"lmeds"``: least
+    median of squares (its threshold comes from its robust scale, ``threshold`` is ignored);
+    ``"usac_default"``: PROSAC on the joint-image density, MSAC, local optimisation,
+    preemptive verification; ``"usac_accurate"``: the same with uniform sampling, more local
+    optimisation and a confidence of at least 0.999.
+
+    Parameters
+    ----------
+    method : {"ransac", "lmeds", "usac_default", "usac_accurate"}
+    threshold : float
+        Inlier threshold (Sampson distance, pixels).
+    confidence : float
+        In (0, 1).
+    max_iterations : int
+
+    Returns
+    -------
+    RobustOptions
+
+    Raises
+    ------
+    ValueError
+        On an unknown method or a malformed value (naming the argument).
+
+    Examples
+    --------
+    >>> robust_options("lmeds").method, robust_options("usac_default").sampler
+    ('lmeds', 'prosac')
+    """
+    if not isinstance(method, str) or method not in ROBUST_METHODS:
+        raise ValueError(f"method must be one of {ROBUST_METHODS}, got {method!r}")
+    lmeds = method == "lmeds"
+    threshold = 1.0 if lmeds else check_threshold("threshold", threshold)
+    confidence = check_probability("confidence", confidence)
+    max_iterations = check_positive_int("max_iterations", max_iterations)
+    usac = method.startswith("usac")
+    return RobustOptions(
+        method={"ransac": RANSAC, "lmeds": LMEDS}.get(method, MSAC),
+        sampler=PROSAC if method == "usac_default" else UNIFORM,
+        threshold=float(threshold),
+        confidence=max(confidence, 0.999) if method == "usac_accurate" else float(confidence),
+        max_iterations=int(max_iterations),
+        local_optimization=usac,
+        lo_iterations=20 if method == "usac_accurate" else 6,
+        preemptive_subset=256 if usac else 0,
+    )
 
 
 def _distinct_count(points1, points2) -> int:

@@ -277,7 +277,7 @@ def _lmeds_rank(n: int, s: int) -> int:
     return min(n, n // 2 + (s + 1) // 2)
 
 
-def _loss(method: str, r: np.ndarray, thr: float, s: int = 1) -> np.ndarray:
+def _loss(method: str, r: np.ndarray, thr: float, s: int) -> np.ndarray:
     """Per-model loss (lower is better) of residuals ``(M, n)`` of models fitted to ``s``
     points."""
     if method == RANSAC:
@@ -311,8 +311,8 @@ def _lmeds_inliers(r: np.ndarray, s: int, sigma0: float | None = None
     .. math:: \sigma_{k+1}^2 = \frac{\sum_{|r_i| \le c \sigma_k} r_i^2}
               {(m_k - s)\, E[z^2 \mid |z| < c]}
 
-    (:math:`m_k` of them; the model fits its ``s`` sample points exactly, hence ``m_k - s``
-    degrees of freedom, and the truncation at :math:`c\sigma` keeps the part
+    (:math:`m_k` of them; the model fits its ``s`` sample points exactly, or, refitted by
+    least squares, has ``s`` parameters, hence ``m_k - s`` degrees of freedom, and the truncation at :math:`c\sigma` keeps the part
     :math:`E[z^2 \mid |z| < c] = 0.911` of the variance), whose fixed point is the noise's
     standard deviation. The median alone counts the sample's ``s`` exact residuals among
     its ``n``: with 15-point samples on 40-50 outlier-free correspondences it gave a third

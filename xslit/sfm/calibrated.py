@@ -1801,8 +1801,10 @@ def _annealed_refits(sampson, R, t, score, inl, threshold):
     # costs differ by less, the refits chase the few correspondences near the threshold (on
     # 300 sweep scenes, poses 1.5-3x further from the truth than maximum likelihood from it,
     # at costs 0.01-4 px^2 lower), while the start's inliers are the tensor's.
-    rms2 = float(np.mean(sampson.subset(inl).distances(R[None], t[None]) ** 2))
     k = int(np.argmin(sk))
+    if not sk[k] < score:
+        return R, t, score, inl
+    rms2 = float(np.mean(sampson.subset(inl).distances(R[None], t[None]) ** 2))
     if sk[k] < score - _chi2_quantile(AMBIGUITY_LEVEL, 6) * rms2:
         return Rk[k], tk[k], float(sk[k]), W[k]
     return R, t, score, inl
