@@ -26,6 +26,7 @@ __all__ = [
     "batch_levenberg_marquardt_normal",
     "block_levenberg_marquardt",
     "eliminated_information",
+    "eliminated_rows",
     "numeric_block_jacobian",
     "reduced_normal_equations",
 ]
@@ -141,6 +142,42 @@ def eliminated_information(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
     >>> bool(np.allclose(S, reduced_normal_equations(Jg, Jp)[0]))
     True
     """
+    A = eliminated_rows(Jg, Jp, rcond)
+    A2 = A.reshape(-1, A.shape[-1])
+    S = A2.T @ A2
+    return (S + S.T) / 2
+
+
+def eliminated_rows(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
+    r"""Each point's rows of the globals' Jacobian with its own parameters eliminated,
+    :math:`N_i^\top J_{g,i}` (:func:`eliminated_information` sums their products).
+
+    :math:`N_i` spans the residual directions that point :math:`i` cannot absorb; the
+    other rows are zero. Point :math:`i` contributes :math:`A_i^\top A_i` to the
+    information :math:`S` of the globals, and its *leverage* is
+    :math:`h_i = \operatorname{tr}(A_i S^{-1} A_i^\top) \in [0, 1]` (the leverages sum to
+    the rank of :math:`S`): near 1, the point alone determines a direction of the globals,
+    and its residual is near zero whatever its error.
+
+    Parameters
+    ----------
+    Jg : (N, m, G) ndarray
+    Jp : (N, m, b) ndarray
+    rcond : float
+        Singular values of :math:`J_{p,i}` at most ``rcond`` times its largest count as zero.
+
+    Returns
+    -------
+    A : (N, m, G) ndarray
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Jg, Jp = rng.normal(size=(50, 4, 2)), rng.normal(size=(50, 4, 3))
+    >>> A = eliminated_rows(Jg, Jp)
+    >>> bool(np.allclose(np.einsum("nmi,nmj->ij", A, A), eliminated_information(Jg, Jp)))
+    True
+    """
     Jg, Jp = np.asarray(Jg, dtype=float), np.asarray(Jp, dtype=float)
     Ub, sv, _ = np.linalg.svd(Jp, full_matrices=True)
     m = Jp.shape[1]
@@ -149,9 +186,7 @@ def eliminated_information(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
     keep[:, :k] = sv[:, :k] <= rcond * np.maximum(sv[:, :1], 1e-300)
     A = np.swapaxes(Ub, 1, 2) @ Jg  # (N, m, G): the residual directions of each point
     A *= np.sqrt(keep)[:, :, None]
-    A2 = A.reshape(-1, A.shape[-1])
-    S = A2.T @ A2
-    return (S + S.T) / 2
+    return A
 
 
 def _normal_blocks(Jg, Jp, r=None):

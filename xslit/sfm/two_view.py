@@ -33,7 +33,7 @@ from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, com
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
 from ..epipolar.tensor import epipolar_tensor
 from ..geometry.projective import matrix_from_rvec
-from .lm import block_levenberg_marquardt, eliminated_information
+from .lm import block_levenberg_marquardt, eliminated_rows
 from .triangulate import triangulate_linear, triangulate_nonlinear
 
 __all__ = [
@@ -417,7 +417,8 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
     return fit.rvec, fit.tvec, fit.points, fit.rms
 
 
-def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, points2, X):
+def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, points2, X, *,
+                            leverages: bool = False):
     r"""Information matrix of the pose at a maximum-likelihood solution, points eliminated.
 
     With the Jacobians :math:`J_g` (pose) and :math:`J_p` (points) of the reprojection
@@ -425,7 +426,10 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     :math:`\sigma^2 S^{-1}` with :math:`S` the Schur complement
     (:func:`~xslit.sfm.lm.eliminated_information`, stable when a point is nearly unobserved) and
     :math:`\hat\sigma^2 = \sum r^2 / (4N - 3N - 6)` (four coordinates, three point parameters
-    per correspondence, six pose parameters).
+    per correspondence, six pose parameters). With ``leverages``, each correspondence's share
+    of :math:`S` too, :math:`h_i = \operatorname{tr}(A_i S^{-1} A_i^\top)`
+    (:func:`~xslit.sfm.lm.eliminated_rows`): near 1, the correspondence alone determines a
+    direction of the pose, so that its residual says nothing of whether it is an inlier.
 
     Parameters
     ----------
@@ -434,6 +438,8 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     points1, points2 : (N, 2) ndarray
     X : (N, 3) ndarray
         Points in camera 1's frame.
+    leverages : bool
+        Return the leverages too.
 
     Returns
     -------
@@ -441,6 +447,9 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
         Information per unit variance (pixels^-2 times sigma^2).
     sigma2 : float
         :math:`\hat\sigma^2` in pixels^2 (``nan`` when ``N <= 6``).
+    h : (N,) ndarray
+        With ``leverages``: in [0, 1], summing to the rank of ``S`` (``S``'s pseudo-inverse
+        where it is singular).
     """
     _check_intrinsics("intrinsics1", intrinsics1)
     _check_intrinsics("intrinsics2", intrinsics2)
@@ -452,10 +461,16 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     p = np.asarray(X, dtype=float)
     r = fun(g, p)
     Jg, Jp = jac(g, p)
-    S = eliminated_information(Jg, Jp)
+    A = eliminated_rows(Jg, Jp)
+    A2 = A.reshape(-1, 6)
+    S = A2.T @ A2
+    S = (S + S.T) / 2
     dof = len(p) - 6
     sigma2 = float(np.sum(r * r) / dof) if dof > 0 else float("nan")
-    return (S + S.T) / 2, sigma2
+    if not leverages:
+        return S, sigma2
+    h = np.einsum("nmi,ij,nmj->n", A, np.linalg.pinv(S, hermitian=True), A)
+    return S, sigma2, np.clip(h, 0.0, 1.0)
 
 
 @dataclass
