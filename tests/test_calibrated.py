@@ -850,3 +850,64 @@ def test_pose_distances_count_points_behind_a_camera_as_outliers():
     p1, p2 = np.r_[s["points1"], q1], np.r_[s["points2"], q2]
     cost, e, _ = xslit.sfm.pose_distances(i1, i2, rv, t, p1, p2, 2.0)
     assert np.isinf(e[-1]) and cost == pytest.approx(4.0, abs=1e-9)
+
+
+def test_leverages_sum_to_the_pose_parameters_and_mark_a_lone_witness():
+    """The leverages of metric_pose_information lie in [0, 1] and sum to the rank of the
+    pose information (6); a correspondence whose point lies far from the others (here at a
+    tenth of the depth, the only one near the cameras) carries more of it than any other."""
+    from xslit.sfm import metric_pose_information
+
+    s = readme_scene(4, 80)
+    X = s["X"].copy()
+    X[0] = X[0] * 0.1
+    p1, p2 = s["cam1"].project(X), s["cam2"].project(X)
+    S, _, h = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2, X,
+                                      leverages=True)
+    assert np.all((h >= 0) & (h <= 1))
+    assert h.sum() == pytest.approx(6.0, abs=1e-6)
+    assert np.argmax(h) == 0
+    S0, _ = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2, X)
+    np.testing.assert_array_equal(S, S0)
+
+
+def test_eliminated_rows_sum_to_the_information():
+    from xslit.sfm.lm import eliminated_information, eliminated_rows
+
+    rng = np.random.default_rng(3)
+    Jg, Jp = rng.normal(size=(40, 4, 6)), rng.normal(size=(40, 4, 3))
+    Jp[5] = 0.0  # a point that observes nothing absorbs nothing
+    A = eliminated_rows(Jg, Jp)
+    np.testing.assert_allclose(np.einsum("nmi,nmj->ij", A, A), eliminated_information(Jg, Jp),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("mi,mj->ij", A[5], A[5]), Jg[5].T @ Jg[5],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_pose_resting_on_an_unverifiable_correspondence_is_reported():
+    """Sweep scene 592 (871 correspondences, 26% outliers, 1 px noise): one outlier, 11.6 px
+    from the true tensor, lies 0.67 px from the pose that fits it and carries 0.94 of the
+    information of one direction of the pose, which it moves by 2.4 of its standard
+    deviations. The data cannot tell whether it is an inlier: the pose of lowest truncated
+    cost is returned, reported ambiguous with the pose fitted without it as the rival, and
+    the covariance covers the error (it was 23 times too small in that direction)."""
+    from scipy.stats import chi2
+
+    sc, thr, res = sweep_pipeline(592)
+    assert res.status == "ambiguous"
+    assert "leverage" in res.reason and "778" in res.reason
+    assert res.inliers[778] and not sc.inliers[778]
+    from xslit.sfm import pose_distances
+
+    e = np.concatenate([rvec_from_matrix(res.R) - rvec_from_matrix(sc.R), res.t - sc.t])
+    assert e @ np.linalg.solve(res.covariance, e) <= chi2.ppf(0.999, 6)
+    # No pose returned fits worse than maximum likelihood from the truth.
+    from xslit.synthetic import ml_from_truth, noise_ceiling
+
+    y = ml_from_truth(sc, inliers=noise_ceiling(sc, thr).within)
+
+    def loss(R, t):
+        return pose_distances(sc.intrinsics1, sc.intrinsics2, rvec_from_matrix(R), t,
+                              sc.points1, sc.points2, thr)[0]
+
+    assert loss(res.R, res.t) <= loss(y.R, y.t)

@@ -303,6 +303,14 @@ def test_pose_scored_by_the_loss_the_data_allow_and_by_its_reported_uncertainty(
     tally = summarize_sweep(records)["overall"]
     assert tally["undetermined"] == 4
     assert tally["undetermined_honest"] == pytest.approx(3 / 4)
+    # Judged scenes whose pose is beyond the factor: failed, or carrying its uncertainty.
+    judged = dict(rec, pose_judged=True, determined=True)
+    records = [dict(judged, pose_within=True), dict(judged, failure="pose: failed"),
+               dict(judged, pose_within=False, pose_reported=True),
+               dict(judged, pose_within=False, pose_reported=False)]
+    tally = summarize_sweep(records)["overall"]
+    assert tally["determined"] == 4 and tally["pose_beyond"] == 3
+    assert tally["pose_beyond_reported"] == pytest.approx(2 / 3)
 
 
 def test_noise_ceiling_maximum_likelihood_mask_and_decidability():

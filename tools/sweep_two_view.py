@@ -308,7 +308,9 @@ def main(argv=None):
     print(f"determined and decidable scenes: {o['determined']} of {o['scenes']}; pose within "
           f"{args.factor}x of the yardstick: {_fmt(o['pose_within'], '.3f')} of them; as good "
           f"as the data allow (within, or a truncated Sampson loss no higher than the "
-          f"yardstick's pose): {_fmt(o['pose_fits_ml'], '.3f')}")
+          f"yardstick's pose): {_fmt(o['pose_fits_ml'], '.3f')}; of the {o['pose_beyond']} "
+          f"beyond {args.factor}x, failed with a reason or reported uncertain (ambiguous, or "
+          f"a covariance that covers the error): {_fmt(o['pose_beyond_reported'], '.3f')}")
     print(f"scenes with fewer than 15 true inliers (left out of the fractions): "
           f"{o['too_few_inliers']}")
     print(f"failures: {o['failures']}; rotation error median {_fmt(o['rotation_median_deg'])} "

@@ -1627,6 +1627,10 @@ def _tally(records, factor):
     det = [r for r in ok if r.get("pose_judged", r["determined"])]
     within = [r for r in det if r.get("pose_within")]
     pose_fits = [r for r in det if r.get("pose_fits_as_ml")]
+    # Judged poses beyond the factor: a failure with its reason, or a pose that carries its
+    # uncertainty (a status that says so, or a covariance that covers the error).
+    beyond = [r for r in det if not r.get("pose_within")]
+    beyond_reported = [r for r in beyond if r.get("failure") or r.get("pose_reported")]
     # Decidable scenes whose yardstick is not determined: a failure, a pose that carries its
     # uncertainty, or one as good as maximum likelihood from the truth is an honest answer; a
     # confident pose outside its uncertainty that fits worse than the truth's is not.
@@ -1657,6 +1661,9 @@ def _tally(records, factor):
         "determined": len(det),
         "pose_within": float(len(within) / len(det)) if det else float("nan"),
         "pose_fits_ml": float(len(pose_fits) / len(det)) if det else float("nan"),
+        "pose_beyond": len(beyond),
+        "pose_beyond_reported": (float(len(beyond_reported) / len(beyond)) if beyond
+                                 else float("nan")),
         "undetermined": len(loose),
         "undetermined_honest": float(len(honest) / len(loose)) if loose else float("nan"),
         "rotation_median_deg": float(np.median(rot)) if len(rot) else float("nan"),
@@ -1697,7 +1704,9 @@ def summarize_sweep(records, *, factor: float = 1.5, bins: dict | None = None) -
         whose pose is judged: determined and decidable), ``pose_within`` (fraction of them
         whose pose is within ``factor`` of the yardstick), ``pose_fits_ml`` (fraction of
         them whose pose is as good as the data allow, ``pose_fits_as_ml`` of
-        :func:`score_two_view`), ``undetermined`` (count of the decidable scenes whose
+        :func:`score_two_view`), ``pose_beyond`` (count of them whose pose is not within),
+        ``pose_beyond_reported`` (fraction of those that failed with a reason or carry their
+        uncertainty, ``pose_reported``), ``undetermined`` (count of the decidable scenes whose
         yardstick is not determined), ``undetermined_honest`` (fraction of them that failed
         with a reason, whose pose carries its uncertainty, ``pose_reported``, or is as good as
         the data allow, ``pose_fits_as_ml``: where the first-order covariance of maximum

@@ -1871,8 +1871,10 @@ class CalibratedTwoView:
 
     - ``"ok"``: one maximum-likelihood basin, determined;
     - ``"ambiguous"``: another distinct basin (in ``alternatives``) has a maximum-likelihood
-      cost within what noise explains (:data:`AMBIGUITY_LEVEL`); the pose returned is the
-      one of lower cost, but the data cannot decide, and ``covariance`` covers the other;
+      cost within what noise explains (:data:`AMBIGUITY_LEVEL`), for instance the pose
+      fitted without correspondences of leverage above :data:`LEVERAGE_LIMIT` that the others
+      cannot verify; the pose returned is the one of lower cost, but the data cannot decide,
+      and ``covariance`` covers the other;
     - ``"undetermined"``: the pose information is rank-deficient (collinear points, points
       that leave a motion unobserved), the translation length is not told apart from 0
       (slits too close together for the scene depth), the rotation's standard deviation
@@ -2227,7 +2229,11 @@ def calibrated_two_view(points1, points2, intrinsics1, intrinsics2, inliers=None
 
     and it is refined again on them. The other basins whose Sampson cost is within reach are
     refined the same way, each on its own inliers (those whose descent converges are minima),
-    and the lowest truncated Sampson cost over all correspondences is chosen. The noise is
+    and the lowest truncated Sampson cost over all correspondences is chosen. A
+    correspondence whose leverage exceeds :data:`LEVERAGE_LIMIT` determines a direction of
+    the pose more than all the others together, so that its residual is small whether it is
+    an inlier or not; the pose is fitted again without it (and without the next such one,
+    up to :data:`LEVERAGE_ROUNDS`), and that fit is one more basin. The noise is
     :math:`\hat\sigma^2 = \sum_{\text{inliers}} e_i / (N_{in} - 6)`; another minimum, distinct
     by more than noise in the pose explains, whose cost is within the :data:`AMBIGUITY_LEVEL`
     quantile of :math:`\hat\sigma^2 \chi^2_6` of the best makes the result ``"ambiguous"``.
