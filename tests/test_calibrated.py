@@ -855,20 +855,37 @@ def test_pose_distances_count_points_behind_a_camera_as_outliers():
 def test_leverages_sum_to_the_pose_parameters_and_mark_a_lone_witness():
     """The leverages of metric_pose_information lie in [0, 1] and sum to the rank of the
     pose information (6); a correspondence whose point lies far from the others (here at a
-    tenth of the depth, the only one near the cameras) carries more of it than any other."""
+    tenth of the depth, the only one near the cameras) carries more of it than any other.
+    With noise, the sandwich covariance's middle term is about the model-based information
+    times the noise variance (no correspondence dominates)."""
     from xslit.sfm import metric_pose_information
 
     s = readme_scene(4, 80)
     X = s["X"].copy()
     X[0] = X[0] * 0.1
     p1, p2 = s["cam1"].project(X), s["cam2"].project(X)
-    S, _, h = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2, X,
-                                      leverages=True)
+    S, _, h, M = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2,
+                                         X, influence=True)
     assert np.all((h >= 0) & (h <= 1))
     assert h.sum() == pytest.approx(6.0, abs=1e-6)
     assert np.argmax(h) == 0
+    # Noise-free: the residuals, and so the sandwich estimate's middle term, vanish.
+    assert np.abs(M).max() < 1e-12 * np.abs(S).max()
     S0, _ = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2, X)
     np.testing.assert_array_equal(S, S0)
+    rng = np.random.default_rng(0)
+    sigma = 0.5
+    s = readme_scene(0, 400)
+    p1, p2 = s["cam1"].project(s["X"]), s["cam2"].project(s["X"])
+    q1, q2 = p1 + sigma * rng.normal(size=p1.shape), p2 + sigma * rng.normal(size=p2.shape)
+    rv, tv, Xr, _ = refine_metric_pose(s["intr"], s["intr"], s["rvec"], s["tvec"], q1, q2)
+    S, sigma2, h, M = metric_pose_information(s["intr"], s["intr"], rv, tv, q1, q2, Xr,
+                                              influence=True)
+    from scipy.linalg import eigh
+
+    ratio = eigh(M, S * sigma2, eigvals_only=True)
+    assert ratio.mean() == pytest.approx(1.0, rel=0.3), ratio
+    assert 0.4 < ratio.min() and ratio.max() < 2.5, ratio
 
 
 def test_eliminated_rows_sum_to_the_information():

@@ -148,7 +148,7 @@ def eliminated_information(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
     return (S + S.T) / 2
 
 
-def eliminated_rows(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
+def eliminated_rows(Jg, Jp, rcond: float = 1e-10, residuals=None):
     r"""Each point's rows of the globals' Jacobian with its own parameters eliminated,
     :math:`N_i^\top J_{g,i}` (:func:`eliminated_information` sums their products).
 
@@ -165,10 +165,15 @@ def eliminated_rows(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
     Jp : (N, m, b) ndarray
     rcond : float
         Singular values of :math:`J_{p,i}` at most ``rcond`` times its largest count as zero.
+    residuals : (N, m) ndarray, optional
+        Residuals at a solution whose point parameters are optimal.
 
     Returns
     -------
     A : (N, m, G) ndarray
+    b : (N, m) ndarray
+        With ``residuals``: their components :math:`N_i^\top r_i` (zero where ``A`` is), so
+        that :math:`A_i^\top b_i` is point :math:`i`'s term of the globals' gradient.
 
     Examples
     --------
@@ -184,9 +189,13 @@ def eliminated_rows(Jg, Jp, rcond: float = 1e-10) -> np.ndarray:
     keep = np.ones((len(Jp), m))
     k = min(sv.shape[1], m)
     keep[:, :k] = sv[:, :k] <= rcond * np.maximum(sv[:, :1], 1e-300)
-    A = np.swapaxes(Ub, 1, 2) @ Jg  # (N, m, G): the residual directions of each point
+    Ut = np.swapaxes(Ub, 1, 2)
+    A = Ut @ Jg  # (N, m, G): the residual directions of each point
     A *= np.sqrt(keep)[:, :, None]
-    return A
+    if residuals is None:
+        return A
+    b = (Ut @ np.asarray(residuals, dtype=float)[:, :, None])[:, :, 0] * keep
+    return A, b
 
 
 def _normal_blocks(Jg, Jp, r=None):

@@ -418,7 +418,7 @@ def refine_metric_pose(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
 
 
 def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, points2, X, *,
-                            leverages: bool = False):
+                            influence: bool = False):
     r"""Information matrix of the pose at a maximum-likelihood solution, points eliminated.
 
     With the Jacobians :math:`J_g` (pose) and :math:`J_p` (points) of the reprojection
@@ -426,10 +426,19 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     :math:`\sigma^2 S^{-1}` with :math:`S` the Schur complement
     (:func:`~xslit.sfm.lm.eliminated_information`, stable when a point is nearly unobserved) and
     :math:`\hat\sigma^2 = \sum r^2 / (4N - 3N - 6)` (four coordinates, three point parameters
-    per correspondence, six pose parameters). With ``leverages``, each correspondence's share
-    of :math:`S` too, :math:`h_i = \operatorname{tr}(A_i S^{-1} A_i^\top)`
-    (:func:`~xslit.sfm.lm.eliminated_rows`): near 1, the correspondence alone determines a
-    direction of the pose, so that its residual says nothing of whether it is an inlier.
+    per correspondence, six pose parameters).
+
+    With ``influence``, each correspondence's share of :math:`S` too, its *leverage*
+    :math:`h_i = \operatorname{tr}(A_i S^{-1} A_i^\top)` (:func:`~xslit.sfm.lm.eliminated_rows`;
+    near 1, the correspondence alone determines a direction of the pose, so that its
+    residual says nothing of whether it is an inlier), and the middle term of the sandwich
+    (jackknife-like, "HC3") covariance :math:`S^{-1} M S^{-1}` (MacKinnon and White, 1985),
+
+    .. math:: M = \sum_i \frac{g_i g_i^\top}{(1 - h_i)^2}, \qquad g_i = A_i^\top N_i^\top r_i ,
+
+    the correspondences' gradient terms inflated by their leverage: where one correspondence
+    holds a direction, the spread of its deleted fit, which the model-based
+    :math:`\hat\sigma^2 S^{-1}` does not see.
 
     Parameters
     ----------
@@ -438,8 +447,8 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     points1, points2 : (N, 2) ndarray
     X : (N, 3) ndarray
         Points in camera 1's frame.
-    leverages : bool
-        Return the leverages too.
+    influence : bool
+        Return the leverages and ``M`` too.
 
     Returns
     -------
@@ -448,8 +457,11 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     sigma2 : float
         :math:`\hat\sigma^2` in pixels^2 (``nan`` when ``N <= 6``).
     h : (N,) ndarray
-        With ``leverages``: in [0, 1], summing to the rank of ``S`` (``S``'s pseudo-inverse
+        With ``influence``: in [0, 1], summing to the rank of ``S`` (``S``'s pseudo-inverse
         where it is singular).
+    M : (6, 6) ndarray
+        With ``influence``: in pixels^-2 times pixels^2 (the covariance is
+        ``S^+ M S^+`` without a ``sigma2``).
     """
     _check_intrinsics("intrinsics1", intrinsics1)
     _check_intrinsics("intrinsics2", intrinsics2)
@@ -461,16 +473,17 @@ def metric_pose_information(intrinsics1, intrinsics2, rvec, tvec, points1, point
     p = np.asarray(X, dtype=float)
     r = fun(g, p)
     Jg, Jp = jac(g, p)
-    A = eliminated_rows(Jg, Jp)
+    A, b = eliminated_rows(Jg, Jp, residuals=r)
     A2 = A.reshape(-1, 6)
     S = A2.T @ A2
     S = (S + S.T) / 2
     dof = len(p) - 6
     sigma2 = float(np.sum(r * r) / dof) if dof > 0 else float("nan")
-    if not leverages:
+    if not influence:
         return S, sigma2
-    h = np.einsum("nmi,ij,nmj->n", A, np.linalg.pinv(S, hermitian=True), A)
-    return S, sigma2, np.clip(h, 0.0, 1.0)
+    h = np.clip(np.einsum("nmi,ij,nmj->n", A, np.linalg.pinv(S, hermitian=True), A), 0.0, 1.0)
+    gi = np.einsum("nmi,nm->ni", A, b) / np.maximum(1.0 - h, 1e-6)[:, None]
+    return S, sigma2, h, gi.T @ gi
 
 
 @dataclass
