@@ -11,6 +11,7 @@ import pytest
 
 import xslit
 from xslit import _jit
+from xslit.epipolar.linear import design_rows, normalize_axes, taubin_fit_from_design
 from xslit.epipolar.minors import candidate_matrices
 from xslit.epipolar.tensor import (
     SampsonRows,
@@ -77,6 +78,30 @@ def test_pair_distances_are_the_numpy_paths(monkeypatch):
     assert np.all(np.isinf(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2))))
     F[1, 1, 1, 1] = 0.0
     assert np.all(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2)) == 0)
+
+
+def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled Taubin fit of design rows calls the BLAS and LAPACK routines numpy and
+    SciPy call, in their order: the same tensors bit for bit, and None for rows that do not
+    determine the fit (all on one line of image 1: a conditioning of 0)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(23)
+    s = random_two_view_scene(4, 400)
+    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    design = design_rows(*normed)
+    scales = np.array([T[0, 0] for T in Ts])
+    K = rng.normal(size=(16, 16))
+    for size in (15, 40, 399):
+        rows = np.sort(rng.choice(400, size, replace=False))
+        fits = [_on(b, monkeypatch, lambda: taubin_fit_from_design(design, rows, scales, K,
+                                                                   1e-6))
+                for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(fits[1], fits[0])
+    line = design.copy()
+    line[:, np.r_[0:4, 8:12]] = 0.0  # y = 0 in image 1: a = [0, x, 0, 1]
+    for b in ("numpy", "numba"):
+        assert _on(b, monkeypatch, lambda: taubin_fit_from_design(line, np.arange(50), scales,
+                                                                  K, 1e-6)) is None
 
 
 def test_candidates_are_the_numpy_paths(monkeypatch):

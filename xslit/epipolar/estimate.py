@@ -35,6 +35,7 @@ from .linear import (
     normalize_axes,
     refine_pass,
     taubin_fit,
+    taubin_fit_from_design,
     taubin_matrices,
     taubin_matrices_from_design,
 )
@@ -328,14 +329,9 @@ class EpipolarProblem(RobustProblemBase):
 
     def _fit_rows(self, rows):
         """:meth:`_taubin` without the memory of earlier fits."""
-        M, N = taubin_matrices_from_design(self.design, rows, self.frame[:, 0, 0])
-        if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < CONDITIONING_TOL:
-            return None
-        try:
-            f, _ = taubin_fit(M, N)
-        except np.linalg.LinAlgError:  # no gradient along some entry: degenerate rows
-            return None
-        return denormalize_with(f, self.model_from_normalized)
+        return taubin_fit_from_design(self.design, rows, self.frame[:, 0, 0],
+                                      self.model_from_normalized, CONDITIONING_TOL,
+                                      self._scratch)
 
 
 @dataclass
