@@ -11,7 +11,13 @@ import pytest
 
 import xslit
 from xslit import _jit
-from xslit.epipolar.linear import design_rows, normalize_axes, taubin_fit_from_design
+from xslit._scratch import Scratch
+from xslit.epipolar.linear import (
+    design_rows,
+    normalize_axes,
+    taubin_fit_from_design,
+    weighted_leverage,
+)
 from xslit.epipolar.minors import candidate_matrices
 from xslit.epipolar.tensor import (
     SampsonRows,
@@ -93,15 +99,37 @@ def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
     K = rng.normal(size=(16, 16))
     for size in (15, 40, 399):
         rows = np.sort(rng.choice(400, size, replace=False))
-        fits = [_on(b, monkeypatch, lambda: taubin_fit_from_design(design, rows, scales, K,
-                                                                   1e-6))
-                for b in ("numpy", "numba")]
+        fits = [_on(b, monkeypatch, lambda rows=rows: taubin_fit_from_design(
+            design, rows, scales, K, 1e-6)) for b in ("numpy", "numba")]
         np.testing.assert_array_equal(fits[1], fits[0])
     line = design.copy()
     line[:, np.r_[0:4, 8:12]] = 0.0  # y = 0 in image 1: a = [0, x, 0, 1]
     for b in ("numpy", "numba"):
         assert _on(b, monkeypatch, lambda: taubin_fit_from_design(line, np.arange(50), scales,
                                                                   K, 1e-6)) is None
+
+
+def test_leverages_are_the_numpy_paths(monkeypatch):
+    """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
+    (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both
+    paths when the least eigenvalue is not isolated (two exact solutions)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(24)
+    s = random_two_view_scene(5, 300)
+    design = design_rows(*normalize_axes(s["points1"], s["points2"], robust=True)[1])
+    norms = rng.uniform(0.5, 2.0, 300)
+    for size in (30, 299):
+        rows = np.sort(rng.choice(300, size, replace=False))
+        out = [_on(b, monkeypatch, lambda rows=rows: tuple(
+            a.copy() for a in weighted_leverage(design, rows, norms, Scratch())))
+            for b in ("numpy", "numba")]
+        for a, b in zip(out[1], out[0], strict=True):
+            np.testing.assert_array_equal(a, b)
+    twice = np.zeros((40, 16))
+    twice[:, :14] = rng.normal(size=(40, 14))  # the last two entries are free
+    for b in ("numpy", "numba"):
+        assert _on(b, monkeypatch, lambda: weighted_leverage(twice, np.arange(40),
+                                                             np.ones(40), Scratch())) is None
 
 
 def test_candidates_are_the_numpy_paths(monkeypatch):

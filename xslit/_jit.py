@@ -111,7 +111,7 @@ def lapack_routines(*names: str) -> tuple:
 
     from numba.extending import get_cython_function_address
 
-    arguments = {"dsyrk": 10, "dsygv": 12}  # the routines' argument counts
+    arguments = {"dgemv": 11, "dsyrk": 10, "dsygv": 12}  # the routines' argument counts
     routines = []
     for name in names:
         module = "cython_lapack" if name == "dsygv" else "cython_blas"

@@ -33,11 +33,11 @@ from .linear import (
     inverse_iteration,
     minimal_null_vectors,
     normalize_axes,
-    refine_pass,
     taubin_fit,
     taubin_fit_from_design,
     taubin_matrices,
     taubin_matrices_from_design,
+    weighted_leverage,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
 from .variety import VarietyFit, refine_on_variety
@@ -294,18 +294,8 @@ class EpipolarProblem(RobustProblemBase):
     def _leverage(self, model, idx):
         """(h, V, V1, w1, D): leverages, the refined and first eigenvectors of the weighted
         Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows (scratch)."""
-        n = len(idx)
-        gn = self._single(np.asarray(model))[1][idx]
-        D = np.take(self.design, idx, axis=0, out=self._scratch.get("D", (n, 16)))
-        D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
-        Y = self._scratch.get("Y", (n, 16))
-        V1, w1, _ = gram_pass(D, out=Y)
-        gap = w1[1:] - w1[0]
-        if gap[0] <= 0:
-            return None
-        V, _, _ = refine_pass(V1, Y)
-        np.square(Y, out=Y)
-        return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
+        return weighted_leverage(self.design, idx, self._single(np.asarray(model))[1],
+                                 self._scratch)
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` (indices) as a model, or None when they do not determine

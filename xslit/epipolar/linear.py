@@ -43,6 +43,7 @@ __all__ = [
     "taubin_gradient_moments",
     "taubin_matrices",
     "taubin_matrices_from_design",
+    "weighted_leverage",
 ]
 
 #: Correspondences needed by the linear solver (15 equations for 16 unknowns up to scale).
@@ -549,8 +550,7 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     -------
     (2, 2, 2, 2) ndarray of unit norm, or None
     """
-    kernel = _compiled_taubin_rows() if _jit.USE_NUMBA else None
-    if kernel is None:
+    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
         M, N = taubin_matrices_from_design(design, rows, scales)
         if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < tol:
             return None
@@ -563,7 +563,7 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     D = np.empty((len(rows), 16)) if scratch is None else scratch.get("taubin_rows",
                                                                       (len(rows), 16))
     out = np.empty(16)
-    if not kernel(design, rows, np.square(scales), _TAUBIN_SOURCE, _TAUBIN_TARGET, K,
+    if not _nb_taubin_rows(design, rows, np.square(scales), _TAUBIN_SOURCE, _TAUBIN_TARGET, K,
                   float(tol), D, out, *_jit.lapack_routines("dsyrk", "dsygv")):
         return None
     return out.reshape(2, 2, 2, 2)
@@ -590,7 +590,7 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
     """:func:`taubin_fit_from_design` of the rows ``rows`` (gathered into ``D``) with the
     squared scales ``s2``, into ``out`` (16,); False when the rows do not determine the fit.
     The operations of :func:`taubin_matrices_from_design`, :func:`taubin_fit` and
-    :func:`denormalize_with` in their order (for numba, :func:`_compiled_taubin_rows`)."""
+    :func:`denormalize_with` in their order (for numba, :func:`_compiled_row_kernels`)."""
     for i in range(rows.shape[0]):
         for j in range(16):
             D[i, j] = design[rows[i], j]
@@ -636,7 +636,101 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 
 
 @functools.cache
-def _compiled_taubin_rows():
-    """The compiled :func:`_nb_taubin_rows`, or None when numba cannot be imported."""
-    names = ("_nb_gram", "_nb_taubin_rows")
-    return _nb_taubin_rows if _jit.compile_kernels(globals(), names) else None
+def _compiled_row_kernels() -> bool:
+    """Compile :func:`_nb_gram`, :func:`_nb_taubin_rows` and :func:`_nb_leverage` (the
+    module's names then hold the compiled kernels); False when numba cannot be imported."""
+    return _jit.compile_kernels(globals(), ("_nb_gram", "_nb_taubin_rows", "_nb_leverage"))
+
+
+def weighted_leverage(design, rows, norms, scratch):
+    """Leverages of the ``rows`` of the ``design`` matrix, each divided by its gradient norm,
+    on the least eigenvector of their Gram matrix: first-order perturbations of that
+    eigenvector when the row is deleted, ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``.
+
+    The eigenvectors are those of :func:`gram_pass`, refined by :func:`refine_pass`. With
+    numba, one compiled call (:func:`_nb_leverage`) with the BLAS and LAPACK routines numpy
+    calls: the same numbers, bit for bit.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design matrix (:func:`design_rows`).
+    rows : (n,) int ndarray
+        Indices of the rows.
+    norms : (N,) ndarray
+        Gradient norms of all rows (floored at ``1e-12`` times the largest of ``rows``).
+    scratch : xslit._scratch.Scratch
+        Holds the weighted rows and their projections (``"D"``, ``"Y"``).
+
+    Returns
+    -------
+    h : (n,) ndarray
+        Leverages (a scratch view).
+    V, V1 : (16, 16) ndarray
+        The refined and the first-pass eigenvectors, ascending.
+    w1 : (16,) ndarray
+        The first pass's eigenvalues.
+    D : (n, 16) ndarray
+        The weighted rows (a scratch view).
+    None when the least eigenvalue is not isolated.
+    """
+    n = len(rows)
+    D = scratch.get("D", (n, 16))
+    Y = scratch.get("Y", (n, 16))
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        h, V, V1, w1 = scratch.get("h", (n,)), np.empty((16, 16)), np.empty((16, 16)), \
+            np.empty(16)
+        if not _nb_leverage(design, np.asarray(rows, dtype=np.intp), norms, D, Y, h, V, V1, w1,
+                      *_jit.lapack_routines("dsyrk", "dgemv")):
+            return None
+        return h, V, V1, w1, D
+    gn = norms[rows]
+    np.take(design, rows, axis=0, out=D)
+    D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
+    V1, w1, _ = gram_pass(D, out=Y)
+    gap = w1[1:] - w1[0]
+    if gap[0] <= 0:
+        return None
+    V, _, _ = refine_pass(V1, Y)
+    np.square(Y, out=Y)
+    return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
+
+
+def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
+                 gemv):  # pragma: no cover - compiled
+    """:func:`weighted_leverage` into ``D``, ``Y`` (n, 16), ``h`` (n,), ``V``, ``V1`` (16, 16)
+    and ``w1`` (16,); False when the least eigenvalue is not isolated. numpy's operations in
+    their order (for numba, :func:`_compiled_row_kernels`): ``dsyrk`` for ``D.T @ D``, ``dgemv``
+    as numpy calls it for ``Y[:, 1:] @ g`` (row-major, leading dimension 16)."""
+    n = rows.shape[0]
+    top = -np.inf
+    for i in range(n):
+        top = max(top, norms[rows[i]])
+    floor = 1e-12 * top
+    for i in range(n):
+        g = norms[rows[i]]
+        s = 1.0 / (g if g >= floor else floor)
+        for j in range(16):
+            D[i, j] = design[rows[i], j] * s
+    w, vectors = np.linalg.eigh(_nb_gram(D, syrk))
+    V1[:] = vectors
+    for j in range(16):
+        w1[j] = max(w[j], 0.0)
+    if w1[1] - w1[0] <= 0:
+        return False
+    np.dot(D, V1, Y)
+    _, V2 = np.linalg.eigh(_nb_gram(Y, syrk))
+    V[:] = np.dot(V1, np.ascontiguousarray(V2))
+    inverse_gap = np.empty(15)
+    for j in range(15):
+        inverse_gap[j] = 1.0 / (w1[j + 1] - w1[0])
+    for i in range(n):
+        for j in range(16):
+            Y[i, j] = Y[i, j] * Y[i, j]
+    trans, m, k, lda, inc = (np.array([84], np.uint8), np.array([15], np.int32),
+                             np.array([n], np.int32), np.array([16], np.int32),
+                             np.array([1], np.int32))  # "T"
+    one, zero = np.array([1.0]), np.array([0.0])
+    gemv(trans.ctypes, m.ctypes, k.ctypes, one.ctypes, Y[0, 1:].ctypes, lda.ctypes,
+         inverse_gap.ctypes, inc.ctypes, zero.ctypes, h.ctypes, inc.ctypes)
+    return True
