@@ -109,6 +109,15 @@ def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
                                                                   K, 1e-6)) is None
 
 
+def test_design_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled rows of one-dimensional coordinates: the same products bit for bit."""
+    pytest.importorskip("numba")
+    coords = np.random.default_rng(25).normal(scale=300.0, size=(4, 57))
+    rows = [_on(b, monkeypatch, lambda: design_rows(*coords)) for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(rows[1], rows[0])
+    assert rows[1].flags.c_contiguous
+
+
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
     (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both

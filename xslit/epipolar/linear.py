@@ -126,8 +126,15 @@ def design_rows(x, y, xp, yp) -> np.ndarray:
 
     One broadcast product of ``kron([x,1], [y,1]) = [xy, x, y, 1]`` and its primed twin, with
     the points on the last axis (long inner loops), then one transposing copy: the same
-    numbers as :func:`design_matrix`.
+    numbers as :func:`design_matrix`. With numba, one-dimensional coordinates are written
+    row by row in one compiled pass (:func:`_nb_design_rows`, the same products), without
+    the ``(16, n)`` temporary and its transposing copy.
     """
+    if np.ndim(x) == 1 and _jit.USE_NUMBA and _compiled_row_kernels():
+        coords = [np.ascontiguousarray(v, dtype=float) for v in (x, y, xp, yp)]
+        D = np.empty((len(coords[0]), 16))
+        _nb_design_rows(*coords, D)
+        return D
     one = np.ones_like(x)
     ab = np.stack([x * y, x, y, one])
     cd = np.stack([xp * yp, xp, yp, one])
@@ -569,6 +576,19 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     return out.reshape(2, 2, 2, 2)
 
 
+def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
+    """:func:`design_rows` of coordinates ``(n,)`` into ``D`` (n, 16): ``D[i, 4 j + k]`` is
+    ``[xy, x, y, 1][j] * [x'y', x', y', 1][k]``."""
+    for i in range(x.shape[0]):
+        a0, a1, a2 = x[i] * y[i], x[i], y[i]
+        c0, c1, c2 = xp[i] * yp[i], xp[i], yp[i]
+        row = D[i]
+        row[0], row[1], row[2], row[3] = a0 * c0, a0 * c1, a0 * c2, a0 * 1.0
+        row[4], row[5], row[6], row[7] = a1 * c0, a1 * c1, a1 * c2, a1 * 1.0
+        row[8], row[9], row[10], row[11] = a2 * c0, a2 * c1, a2 * c2, a2 * 1.0
+        row[12], row[13], row[14], row[15] = c0, c1, c2, 1.0
+
+
 def _nb_gram(D, syrk):  # pragma: no cover - compiled
     """``D.T @ D`` (16, 16) of the C-contiguous rows ``D`` (n, 16) as numpy computes it: BLAS
     ``dsyrk`` on the upper triangle (of the row-major result: the lower one of the
@@ -637,9 +657,11 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 
 @functools.cache
 def _compiled_row_kernels() -> bool:
-    """Compile :func:`_nb_gram`, :func:`_nb_taubin_rows` and :func:`_nb_leverage` (the
-    module's names then hold the compiled kernels); False when numba cannot be imported."""
-    return _jit.compile_kernels(globals(), ("_nb_gram", "_nb_taubin_rows", "_nb_leverage"))
+    """Compile :func:`_nb_design_rows`, :func:`_nb_gram`, :func:`_nb_taubin_rows` and
+    :func:`_nb_leverage` (the module's names then hold the compiled kernels); False when numba
+    cannot be imported."""
+    return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_gram", "_nb_taubin_rows",
+                                            "_nb_leverage"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
