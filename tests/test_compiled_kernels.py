@@ -18,7 +18,11 @@ from xslit.epipolar.linear import (
     taubin_fit_from_design,
     weighted_leverage,
 )
-from xslit.epipolar.minors import candidate_matrices
+from xslit.epipolar.minors import (
+    candidate_matrices,
+    principal_minor_jacobian,
+    principal_minor_tensor,
+)
 from xslit.epipolar.tensor import (
     SampsonRows,
     sampson_distance_op,
@@ -107,6 +111,19 @@ def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
     for b in ("numpy", "numba"):
         assert _on(b, monkeypatch, lambda: taubin_fit_from_design(line, np.arange(50), scales,
                                                                   K, 1e-6)) is None
+
+
+def test_principal_minors_of_one_matrix_are_the_numpy_paths(monkeypatch):
+    """The compiled minors and Jacobian of one matrix (the polish's): the numpy path's
+    numbers bit for bit, also for a singular matrix; batches take the numpy path."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(26)
+    singular = rng.normal(size=(4, 4))
+    singular[3] = singular[0] + singular[1]
+    for C in (rng.normal(size=(4, 4)) * 30.0, singular):
+        for call in (principal_minor_tensor, principal_minor_jacobian):
+            out = [_on(b, monkeypatch, lambda C=C, call=call: call(C)) for b in ("numpy", "numba")]
+            np.testing.assert_equal(out[1], out[0])
 
 
 def test_design_rows_are_the_numpy_paths(monkeypatch):
