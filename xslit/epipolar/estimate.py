@@ -112,11 +112,11 @@ CLEAN_OUTSIDE = 0.15
 
 
 #: The refits of :meth:`EpipolarProblem.refit` in the robust loop (local optimisation, its
-#: final refit) and the family search fit at most this many inliers, evenly thinned: a fit's noise falls as the square root of its rows, and beyond
-#: 2,000 it is already well below the spread of the models the refits rank (all
-#: correspondences of the 300-scene sweep, up to 2,000, are fitted whole), while every row
-#: costs three passes of the leverage guard (at 10,000 correspondences, 7,000 inliers, the
-#: refits were a quarter of the estimate).
+#: final refit) and the family search fit at most this many inliers, evenly thinned: a fit's
+#: noise falls as the square root of its rows, and beyond 2,000 it is already well below the
+#: spread of the models the refits rank (the 300-scene sweep, up to 2,000 correspondences, is
+#: fitted whole), while every row costs three passes of the leverage guard (at 10,000
+#: correspondences, 7,000 inliers, the refits were a quarter of the estimate).
 REFIT_ROWS = 2000
 
 #: Taubin's fits an :class:`EpipolarProblem` remembers by their rows (:meth:`_taubin`).
