@@ -222,7 +222,9 @@ class EpipolarProblem(RobustProblemBase):
         """Distances and gradient norms ``(N,)`` of one model on all points (read-only; the
         last model is cached: the loop scores each refit, and the next refit weights its rows
         by the gradient norms)."""
-        if self._last[0] is None or not np.array_equal(self._last[0], model):
+        last = self._last[0]
+        # np.array_equal's test without its dispatch (the loop asks about 20 times per estimate)
+        if last is None or last.shape != model.shape or not (last == model).all():
             d, gn = self._rows.distances(model[None], norms=True)
             d.flags.writeable = gn.flags.writeable = False
             self._last = (np.array(model), d[0], gn[0])
