@@ -14,6 +14,7 @@ from xslit import _jit
 from xslit._scratch import Scratch
 from xslit.epipolar.linear import (
     design_rows,
+    minimal_null_vectors,
     normalize_axes,
     taubin_fit_from_design,
     weighted_leverage,
@@ -124,6 +125,25 @@ def test_principal_minors_of_one_matrix_are_the_numpy_paths(monkeypatch):
         for call in (principal_minor_tensor, principal_minor_jacobian):
             out = [_on(b, monkeypatch, lambda C=C, call=call: call(C)) for b in ("numpy", "numba")]
             np.testing.assert_equal(out[1], out[0])
+
+
+def test_minimal_null_vectors_decide_as_the_numpy_path(monkeypatch):
+    """The compiled norms of the triangular inverses (back substitution instead of numpy's
+    inv) bound the conditioning as numpy's do: the same null vectors and the same decisions,
+    also for samples near the tolerance and a batch with an exactly singular sample."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(27)
+    for _ in range(20):
+        D = rng.normal(size=(64, 15, 16))
+        D[:8] *= np.logspace(-9, 0, 16)[rng.permutation(16)]  # conditioning near 1e-9..1e-4
+        tol = 10 ** rng.uniform(-8, -4)
+        out = [_on(b, monkeypatch, lambda D=D, tol=tol: minimal_null_vectors(D, tol))
+               for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(out[1][0], out[0][0])
+        np.testing.assert_array_equal(out[1][1], out[0][1])
+    D[3, 5] = 0.0  # a zero row: R has a zero on its diagonal
+    out = [_on(b, monkeypatch, lambda: minimal_null_vectors(D, 1e-6)) for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(out[1][1], out[0][1])
 
 
 def test_design_rows_are_the_numpy_paths(monkeypatch):
