@@ -11,7 +11,19 @@ import pytest
 
 import xslit
 from xslit import _jit
-from xslit.epipolar.minors import candidate_matrices
+from xslit._scratch import Scratch
+from xslit.epipolar.linear import (
+    design_rows,
+    minimal_null_vectors,
+    normalize_axes,
+    taubin_fit_from_design,
+    weighted_leverage,
+)
+from xslit.epipolar.minors import (
+    candidate_matrices,
+    principal_minor_jacobian,
+    principal_minor_tensor,
+)
 from xslit.epipolar.tensor import (
     SampsonRows,
     sampson_distance_op,
@@ -77,6 +89,93 @@ def test_pair_distances_are_the_numpy_paths(monkeypatch):
     assert np.all(np.isinf(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2))))
     F[1, 1, 1, 1] = 0.0
     assert np.all(_on("numba", monkeypatch, lambda: sampson_distance_pairs(F, p1, p2)) == 0)
+
+
+def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled Taubin fit of design rows calls the BLAS and LAPACK routines numpy and
+    SciPy call, in their order: the same tensors bit for bit, and None for rows that do not
+    determine the fit (all on one line of image 1: a conditioning of 0)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(23)
+    s = random_two_view_scene(4, 400)
+    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    design = design_rows(*normed)
+    scales = np.array([T[0, 0] for T in Ts])
+    K = rng.normal(size=(16, 16))
+    for size in (15, 40, 399):
+        rows = np.sort(rng.choice(400, size, replace=False))
+        fits = [_on(b, monkeypatch, lambda rows=rows: taubin_fit_from_design(
+            design, rows, scales, K, 1e-6)) for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(fits[1], fits[0])
+    line = design.copy()
+    line[:, np.r_[0:4, 8:12]] = 0.0  # y = 0 in image 1: a = [0, x, 0, 1]
+    for b in ("numpy", "numba"):
+        assert _on(b, monkeypatch, lambda: taubin_fit_from_design(line, np.arange(50), scales,
+                                                                  K, 1e-6)) is None
+
+
+def test_principal_minors_of_one_matrix_are_the_numpy_paths(monkeypatch):
+    """The compiled minors and Jacobian of one matrix (the polish's): the numpy path's
+    numbers bit for bit, also for a singular matrix; batches take the numpy path."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(26)
+    singular = rng.normal(size=(4, 4))
+    singular[3] = singular[0] + singular[1]
+    for C in (rng.normal(size=(4, 4)) * 30.0, singular):
+        for call in (principal_minor_tensor, principal_minor_jacobian):
+            out = [_on(b, monkeypatch, lambda C=C, call=call: call(C)) for b in ("numpy", "numba")]
+            np.testing.assert_equal(out[1], out[0])
+
+
+def test_minimal_null_vectors_decide_as_the_numpy_path(monkeypatch):
+    """The compiled norms of the triangular inverses (back substitution instead of numpy's
+    inv) bound the conditioning as numpy's do: the same null vectors and the same decisions,
+    also for samples near the tolerance and a batch with an exactly singular sample."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(27)
+    for _ in range(20):
+        D = rng.normal(size=(64, 15, 16))
+        D[:8] *= np.logspace(-9, 0, 16)[rng.permutation(16)]  # conditioning near 1e-9..1e-4
+        tol = 10 ** rng.uniform(-8, -4)
+        out = [_on(b, monkeypatch, lambda D=D, tol=tol: minimal_null_vectors(D, tol))
+               for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(out[1][0], out[0][0])
+        np.testing.assert_array_equal(out[1][1], out[0][1])
+    D[3, 5] = 0.0  # a zero row: R has a zero on its diagonal
+    out = [_on(b, monkeypatch, lambda: minimal_null_vectors(D, 1e-6)) for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(out[1][1], out[0][1])
+
+
+def test_design_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled rows of one-dimensional coordinates: the same products bit for bit."""
+    pytest.importorskip("numba")
+    coords = np.random.default_rng(25).normal(scale=300.0, size=(4, 57))
+    rows = [_on(b, monkeypatch, lambda: design_rows(*coords)) for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(rows[1], rows[0])
+    assert rows[1].flags.c_contiguous
+
+
+def test_leverages_are_the_numpy_paths(monkeypatch):
+    """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
+    (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both
+    paths when the least eigenvalue is not isolated (two exact solutions)."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(24)
+    s = random_two_view_scene(5, 300)
+    design = design_rows(*normalize_axes(s["points1"], s["points2"], robust=True)[1])
+    norms = rng.uniform(0.5, 2.0, 300)
+    for size in (30, 299):
+        rows = np.sort(rng.choice(300, size, replace=False))
+        out = [_on(b, monkeypatch, lambda rows=rows: tuple(
+            a.copy() for a in weighted_leverage(design, rows, norms, Scratch())))
+            for b in ("numpy", "numba")]
+        for a, b in zip(out[1], out[0], strict=True):
+            np.testing.assert_array_equal(a, b)
+    twice = np.zeros((40, 16))
+    twice[:, :14] = rng.normal(size=(40, 14))  # the last two entries are free
+    for b in ("numpy", "numba"):
+        assert _on(b, monkeypatch, lambda: weighted_leverage(twice, np.arange(40),
+                                                             np.ones(40), Scratch())) is None
 
 
 def test_candidates_are_the_numpy_paths(monkeypatch):

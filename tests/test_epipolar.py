@@ -506,6 +506,25 @@ def test_problem_refit_exact_on_clean_data_and_cached_residuals():
     assert problem.refit(start, np.arange(200) < 14, 1.0) is None  # fewer than 15 rows
 
 
+def test_problem_refit_thins_many_inliers(monkeypatch):
+    """Beyond REFIT_ROWS inliers a refit fits every k-th of them (at most that many): the same
+    tensor as the refit of those rows alone; without thinning, all of them."""
+    from xslit.epipolar import estimate
+    from xslit.epipolar.estimate import EpipolarProblem
+
+    s = random_two_view_scene(6, 300, sigma=0.5)
+    problem = EpipolarProblem(s["points1"], s["points2"])
+    start = problem.model_from_pixels(xslit.computeEpipolarTensor(s["camera1"], s["camera2"]))
+    inliers = np.arange(300) % 5 > 0  # 240 inliers
+    whole = problem.refit(start, inliers, 2.0)
+    monkeypatch.setattr(estimate, "REFIT_ROWS", 100)
+    thinned = np.zeros(300, bool)
+    thinned[np.flatnonzero(inliers)[::3]] = True  # 80 rows: every 3rd of 240
+    np.testing.assert_array_equal(problem.refit(start, inliers, 2.0),
+                                  problem.refit(start, thinned, 2.0))
+    np.testing.assert_array_equal(problem.refit(start, inliers, 2.0, thin=False), whole)
+
+
 def test_least_eigenvector_and_inverse_iteration_match_eigh():
     """The partial eigensolvers of the intermediate fits: the least eigenvector as ``eigh``
     gives it; the conditioning bound within a factor 4 below ``s_1 / s_15``; inverse iteration

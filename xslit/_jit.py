@@ -10,10 +10,11 @@ give the same numbers up to rounding.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 
-__all__ = ["BACKENDS", "USE_NUMBA", "compile_kernels", "select_kernels"]
+__all__ = ["BACKENDS", "USE_NUMBA", "compile_kernels", "lapack_routines", "select_kernels"]
 
 #: Whether the compiled kernels are used: numba is installed and ``XSLIT_NO_NUMBA`` is not set.
 #: A module reads it at each call (tests switch the numpy path on by setting it False).
@@ -83,3 +84,37 @@ def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:
         namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(
             namespace[name])
     return True
+
+
+@functools.cache
+def lapack_routines(*names: str) -> tuple:
+    """BLAS and LAPACK routines of SciPy's library (``scipy.linalg.cython_blas`` and
+    ``cython_lapack``) as ctypes functions that compiled kernels call directly.
+
+    numpy's ``linalg`` and matrix products call the same OpenBLAS kernels, so a compiled kernel
+    that calls ``dsyrk`` where numpy's ``D.T @ D`` does, or ``dsygv`` where
+    ``scipy.linalg.lapack.dsygv`` does, gets the same numbers bit for bit without the Python
+    wrappers around each call. The routines are passed to the kernels as arguments (a kernel
+    that reads a ctypes function from its globals cannot be cached on disk). Every argument is
+    a pointer (Fortran's convention), and the routines return nothing.
+
+    Parameters
+    ----------
+    *names : str
+        Routine names, e.g. ``"dsyrk"``, ``"dsygv"``.
+
+    Returns
+    -------
+    tuple of ctypes functions
+    """
+    import ctypes
+
+    from numba.extending import get_cython_function_address
+
+    arguments = {"dgemv": 11, "dsyrk": 10, "dsygv": 12}  # the routines' argument counts
+    routines = []
+    for name in names:
+        module = "cython_lapack" if name == "dsygv" else "cython_blas"
+        kind = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * arguments[name]))
+        routines.append(kind(get_cython_function_address(f"scipy.linalg.{module}", name)))
+    return tuple(routines)

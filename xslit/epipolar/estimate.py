@@ -33,10 +33,11 @@ from .linear import (
     inverse_iteration,
     minimal_null_vectors,
     normalize_axes,
-    refine_pass,
     taubin_fit,
+    taubin_fit_from_design,
     taubin_matrices,
     taubin_matrices_from_design,
+    weighted_leverage,
 )
 from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
 from .variety import VarietyFit, refine_on_variety
@@ -109,6 +110,14 @@ SAME_INLIERS = 1e-3
 #: a few outliers among them the polish's re-selection drops those.
 CLEAN_OUTSIDE = 0.15
 
+
+#: The refits of :meth:`EpipolarProblem.refit` in the robust loop (local optimisation, its
+#: final refit) and the family search fit at most this many inliers, evenly thinned: a fit's
+#: noise falls as the square root of its rows, and beyond 2,000 it is already well below the
+#: spread of the models the refits rank (the 300-scene sweep, up to 2,000 correspondences, is
+#: fitted whole), while every row costs three passes of the leverage guard (at 10,000
+#: correspondences, 7,000 inliers, the refits were a quarter of the estimate).
+REFIT_ROWS = 2000
 
 #: Taubin's fits an :class:`EpipolarProblem` remembers by their rows (:meth:`_taubin`).
 _REMEMBERED_FITS = 16
@@ -213,7 +222,9 @@ class EpipolarProblem(RobustProblemBase):
         """Distances and gradient norms ``(N,)`` of one model on all points (read-only; the
         last model is cached: the loop scores each refit, and the next refit weights its rows
         by the gradient norms)."""
-        if self._last[0] is None or not np.array_equal(self._last[0], model):
+        last = self._last[0]
+        # np.array_equal's test without its dispatch (the loop asks about 20 times per estimate)
+        if last is None or last.shape != model.shape or not (last == model).all():
             d, gn = self._rows.distances(model[None], norms=True)
             d.flags.writeable = gn.flags.writeable = False
             self._last = (np.array(model), d[0], gn[0])
@@ -231,7 +242,7 @@ class EpipolarProblem(RobustProblemBase):
         """PROSAC order: density of the correspondences in the joint image space."""
         return density_order(np.hstack([self.points1, self.points2]), rng)
 
-    def refit(self, model, inliers, threshold, final=True):
+    def refit(self, model, inliers, threshold, final=True, *, thin=True):
         """Taubin's fit of the inliers (:func:`~xslit.epipolar.linear.taubin_fit`), without the
         rows that only fit because they pull the fit.
 
@@ -253,8 +264,15 @@ class EpipolarProblem(RobustProblemBase):
 
         An intermediate fit (``final`` False: a step of the annealing, whose inliers at a
         larger threshold are fitted again) is Taubin's fit alone, without the leverage guard.
+
+        With ``thin``, more than :data:`REFIT_ROWS` inliers are thinned to every ``k``-th of
+        them (at most that many): the loop's refits select inliers and rank its models, and
+        the polish on the variety fits all of them. The starts of the second polishes are
+        fitted whole (their inliers are compared with the polished tensor's).
         """
         idx = np.flatnonzero(inliers)
+        if thin and len(idx) > REFIT_ROWS:
+            idx = idx[::-(-len(idx) // REFIT_ROWS)]
         n = len(idx)
         if n < self.sample_size:
             return None
@@ -293,18 +311,8 @@ class EpipolarProblem(RobustProblemBase):
     def _leverage(self, model, idx):
         """(h, V, V1, w1, D): leverages, the refined and first eigenvectors of the weighted
         Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows (scratch)."""
-        n = len(idx)
-        gn = self._single(np.asarray(model))[1][idx]
-        D = np.take(self.design, idx, axis=0, out=self._scratch.get("D", (n, 16)))
-        D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
-        Y = self._scratch.get("Y", (n, 16))
-        V1, w1, _ = gram_pass(D, out=Y)
-        gap = w1[1:] - w1[0]
-        if gap[0] <= 0:
-            return None
-        V, _, _ = refine_pass(V1, Y)
-        np.square(Y, out=Y)
-        return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
+        return weighted_leverage(self.design, idx, self._single(np.asarray(model))[1],
+                                 self._scratch)
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` (indices) as a model, or None when they do not determine
@@ -328,14 +336,9 @@ class EpipolarProblem(RobustProblemBase):
 
     def _fit_rows(self, rows):
         """:meth:`_taubin` without the memory of earlier fits."""
-        M, N = taubin_matrices_from_design(self.design, rows, self.frame[:, 0, 0])
-        if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < CONDITIONING_TOL:
-            return None
-        try:
-            f, _ = taubin_fit(M, N)
-        except np.linalg.LinAlgError:  # no gradient along some entry: degenerate rows
-            return None
-        return denormalize_with(f, self.model_from_normalized)
+        return taubin_fit_from_design(self.design, rows, self.frame[:, 0, 0],
+                                      self.model_from_normalized, CONDITIONING_TOL,
+                                      self._scratch)
 
 
 @dataclass
@@ -573,11 +576,11 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
         if high.any():
             kept = est.inliers.copy()
             kept[np.flatnonzero(est.inliers)[high]] = False
-            trimmed = problem.refit(model0, kept, threshold, final=False)
+            trimmed = problem.refit(model0, kept, threshold, final=False, thin=False)
     model = model0
     for k in FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1):
         within = problem.residuals(model[None])[0] < k * threshold
-        model = problem.refit(model, within, k * threshold, final=False)
+        model = problem.refit(model, within, k * threshold, final=False, thin=False)
         if model is None:
             break
     else:
@@ -586,7 +589,7 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
         starts.append((trimmed, None, None))
     n = len(est.inliers)
     if 0 < n - np.count_nonzero(est.inliers) <= CLEAN_OUTSIDE * n:
-        everything = problem.refit(model0, np.ones(n, bool), threshold, final=False)
+        everything = problem.refit(model0, np.ones(n, bool), threshold, final=False, thin=False)
         if everything is not None:  # polished on all correspondences, then re-selected
             starts.append((everything, None, np.ones(n, bool)))
     # (start model, fit to continue from, correspondences to polish: default its inliers)

@@ -10,10 +10,12 @@ matrix.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
+from .. import _jit
 from .._checks import check_array, check_batch, check_finite, check_point_pair
 from .tensor import kron_modes
 
@@ -37,9 +39,11 @@ __all__ = [
     "solve_linear_batch",
     "solve_taubin",
     "taubin_fit",
+    "taubin_fit_from_design",
     "taubin_gradient_moments",
     "taubin_matrices",
     "taubin_matrices_from_design",
+    "weighted_leverage",
 ]
 
 #: Correspondences needed by the linear solver (15 equations for 16 unknowns up to scale).
@@ -122,8 +126,15 @@ def design_rows(x, y, xp, yp) -> np.ndarray:
 
     One broadcast product of ``kron([x,1], [y,1]) = [xy, x, y, 1]`` and its primed twin, with
     the points on the last axis (long inner loops), then one transposing copy: the same
-    numbers as :func:`design_matrix`.
+    numbers as :func:`design_matrix`. With numba, one-dimensional coordinates are written
+    row by row in one compiled pass (:func:`_nb_design_rows`, the same products), without
+    the ``(16, n)`` temporary and its transposing copy.
     """
+    if np.ndim(x) == 1 and _jit.USE_NUMBA and _compiled_row_kernels():
+        coords = [np.ascontiguousarray(v, dtype=float) for v in (x, y, xp, yp)]
+        D = np.empty((len(coords[0]), 16))
+        _nb_design_rows(*coords, D)
+        return D
     one = np.ones_like(x)
     ab = np.stack([x * y, x, y, one])
     cd = np.stack([xp * yp, xp, yp, one])
@@ -253,11 +264,15 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
     R = R[:, :15, :]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        try:
-            Rinv = np.linalg.inv(R)
-            c = 1.0 / (np.linalg.norm(R, axis=(1, 2)) * np.linalg.norm(Rinv, axis=(1, 2)))
-        except np.linalg.LinAlgError:  # an exactly singular sample: decide all exactly
+        if not np.all(np.diagonal(R, axis1=1, axis2=2)):  # an exactly singular sample
             c = np.zeros(len(R))
+        elif _jit.USE_NUMBA and _compiled_row_kernels():  # back substitution, no LU
+            inverse_norms = np.empty(len(R))
+            _nb_triangular_inverse_norms(np.ascontiguousarray(R), inverse_norms)
+            c = 1.0 / (np.linalg.norm(R, axis=(1, 2)) * inverse_norms)
+        else:
+            c = 1.0 / (np.linalg.norm(R, axis=(1, 2))
+                       * np.linalg.norm(np.linalg.inv(R), axis=(1, 2)))
     c = np.where(np.isfinite(c), c, 0.0)
     ok = c > tol
     unsure = ~ok & (15.0 * c > tol)
@@ -511,3 +526,256 @@ def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
     np.maximum(lam, 0.0, out=ratios[:15])
     ratios[15] = np.inf
     return f, ratios
+
+
+def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.ndarray | None:
+    """Taubin's fit (:func:`taubin_fit`) of the correspondences ``rows`` from their rows of the
+    ``design`` matrix, mapped by ``K`` (:func:`denormalize_with`), or None when the rows do not
+    determine it.
+
+    The rows do not determine it when the conditioning of their Gram matrix
+    (:func:`conditioning_from_eigenvalues`) is below ``tol``, or when their gradients do not
+    span the 15 entries (:func:`taubin_fit` raises). With numba the whole fit is one compiled
+    call (:func:`_nb_taubin_rows`) that calls the BLAS and LAPACK routines numpy's and
+    SciPy's functions call (:func:`xslit._jit.lapack_routines`): the same numbers, bit for
+    bit, without a dozen Python wrappers around 16 x 16 problems (a third of the cost at
+    1,000 rows).
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design matrix (:func:`design_rows`) of coordinates normalised with
+        ``x_n = s_k (x - m_k)``.
+    rows : (n,) int ndarray
+        Indices of the correspondences to fit.
+    scales : (4,) ndarray
+        ``s_k`` of each axis.
+    K : (16, 16) ndarray
+        Map of the normalised tensor to the result.
+    tol : float
+        Least conditioning ``s_15 / s_1``.
+    scratch : xslit._scratch.Scratch, optional
+        Buffers reused across calls (for the gathered rows).
+
+    Returns
+    -------
+    (2, 2, 2, 2) ndarray of unit norm, or None
+    """
+    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
+        M, N = taubin_matrices_from_design(design, rows, scales)
+        if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < tol:
+            return None
+        try:
+            f, _ = taubin_fit(M, N)
+        except np.linalg.LinAlgError:  # no gradient along some entry: degenerate rows
+            return None
+        return denormalize_with(f, K)
+    rows = np.asarray(rows, dtype=np.intp)
+    D = np.empty((len(rows), 16)) if scratch is None else scratch.get("taubin_rows",
+                                                                      (len(rows), 16))
+    out = np.empty(16)
+    if not _nb_taubin_rows(design, rows, np.square(scales), _TAUBIN_SOURCE, _TAUBIN_TARGET, K,
+                  float(tol), D, out, *_jit.lapack_routines("dsyrk", "dsygv")):
+        return None
+    return out.reshape(2, 2, 2, 2)
+
+
+def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
+    """:func:`design_rows` of coordinates ``(n,)`` into ``D`` (n, 16): ``D[i, 4 j + k]`` is
+    ``[xy, x, y, 1][j] * [x'y', x', y', 1][k]``."""
+    for i in range(x.shape[0]):
+        a0, a1, a2 = x[i] * y[i], x[i], y[i]
+        c0, c1, c2 = xp[i] * yp[i], xp[i], yp[i]
+        row = D[i]
+        row[0], row[1], row[2], row[3] = a0 * c0, a0 * c1, a0 * c2, a0 * 1.0
+        row[4], row[5], row[6], row[7] = a1 * c0, a1 * c1, a1 * c2, a1 * 1.0
+        row[8], row[9], row[10], row[11] = a2 * c0, a2 * c1, a2 * c2, a2 * 1.0
+        row[12], row[13], row[14], row[15] = c0, c1, c2, 1.0
+
+
+def _nb_triangular_inverse_norms(R, out):  # pragma: no cover - compiled
+    """Frobenius norms ``(B,)`` of the inverses of the upper-triangular ``R`` (B, n, n) with
+    non-zero diagonals, into ``out``: each column of the inverse by back substitution (a
+    fifth of the cost of numpy's batched ``inv``, which factors the triangular matrices
+    again; the norms agree to rounding)."""
+    n = R.shape[1]
+    x = np.empty(n)
+    for b in range(R.shape[0]):
+        total = 0.0
+        for j in range(n):  # R x = e_j: x[i] = 0 below row j
+            for i in range(j, -1, -1):
+                s = 1.0 if i == j else 0.0
+                for k in range(i + 1, j + 1):
+                    s -= R[b, i, k] * x[k]
+                x[i] = s / R[b, i, i]
+                total += x[i] * x[i]
+        out[b] = np.sqrt(total)
+
+
+def _nb_gram(D, syrk):  # pragma: no cover - compiled
+    """``D.T @ D`` (16, 16) of the C-contiguous rows ``D`` (n, 16) as numpy computes it: BLAS
+    ``dsyrk`` on the upper triangle (of the row-major result: the lower one of the
+    column-major matrix BLAS sees), mirrored to the lower one."""
+    G = np.zeros((16, 16))
+    uplo, trans = np.array([76], np.uint8), np.array([78], np.uint8)  # "L", "N"
+    n, k = np.array([16], np.int32), np.array([D.shape[0]], np.int32)
+    alpha, beta = np.array([1.0]), np.array([0.0])
+    syrk(uplo.ctypes, trans.ctypes, n.ctypes, k.ctypes, alpha.ctypes, D.ctypes, n.ctypes,
+         beta.ctypes, G.ctypes, n.ctypes)
+    for i in range(16):
+        for j in range(i):
+            G[i, j] = G[j, i]
+    return G
+
+
+def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
+                    sygv):  # pragma: no cover - compiled
+    """:func:`taubin_fit_from_design` of the rows ``rows`` (gathered into ``D``) with the
+    squared scales ``s2``, into ``out`` (16,); False when the rows do not determine the fit.
+    The operations of :func:`taubin_matrices_from_design`, :func:`taubin_fit` and
+    :func:`denormalize_with` in their order (for numba, :func:`_compiled_row_kernels`)."""
+    for i in range(rows.shape[0]):
+        for j in range(16):
+            D[i, j] = design[rows[i], j]
+    M = _nb_gram(D, syrk)
+    w = np.linalg.eigvalsh(M)
+    cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
+    if cond < tol:
+        return False
+    # taubin_gradient_moments: np.bincount adds the weights in their order.
+    Mf, Nf = M.ravel(), np.zeros(256)
+    blocks = source.shape[1]
+    for k in range(4):
+        for j in range(blocks):
+            Nf[target[k * blocks + j]] += s2[k] * Mf[source[k, j]]
+    # taubin_fit: dsygv of the Schur complement and N[:15, :15], as SciPy's wrapper calls it
+    # (itype 1, jobz "V", uplo "L", lwork 3 n - 1), on Fortran-ordered copies.
+    m = M[15, 15]
+    a, b = np.empty((15, 15)), np.empty((15, 15))
+    for i in range(15):
+        for j in range(15):
+            a[j, i] = M[i, j] - M[i, 15] * M[15, j] / m
+            b[j, i] = Nf[16 * i + j]
+    itype, n, lwork, info = (np.array([1], np.int32), np.array([15], np.int32),
+                             np.array([44], np.int32), np.zeros(1, np.int32))
+    jobz, uplo = np.array([86], np.uint8), np.array([76], np.uint8)  # "V", "L"
+    lam, work = np.empty(15), np.empty(44)
+    sygv(itype.ctypes, jobz.ctypes, uplo.ctypes, n.ctypes, a.ctypes, n.ctypes, b.ctypes,
+         n.ctypes, lam.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
+    if info[0] != 0:
+        return False
+    g = a[0].copy()  # the first eigenvector: the first column of the Fortran-ordered result
+    f = np.empty(16)
+    f[:15] = g
+    f[15] = -np.dot(M[15, :15], g) / m
+    f /= np.sqrt(np.dot(f, f))
+    # denormalize_with: the product, then numpy's pairwise sum of the 16 squares.
+    F = np.dot(f, K)
+    r = np.empty(8)
+    for j in range(8):
+        r[j] = F[j] * F[j] + F[8 + j] * F[8 + j]
+    out[:] = F / np.sqrt(((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])))
+    return True
+
+
+@functools.cache
+def _compiled_row_kernels() -> bool:
+    """Compile :func:`_nb_design_rows`, :func:`_nb_triangular_inverse_norms`,
+    :func:`_nb_gram`, :func:`_nb_taubin_rows` and :func:`_nb_leverage` (the module's names then
+    hold the compiled kernels); False when numba cannot be imported."""
+    return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
+                                            "_nb_gram", "_nb_taubin_rows", "_nb_leverage"))
+
+
+def weighted_leverage(design, rows, norms, scratch):
+    """Leverages of the ``rows`` of the ``design`` matrix, each divided by its gradient norm,
+    on the least eigenvector of their Gram matrix: first-order perturbations of that
+    eigenvector when the row is deleted, ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``.
+
+    The eigenvectors are those of :func:`gram_pass`, refined by :func:`refine_pass`. With
+    numba, one compiled call (:func:`_nb_leverage`) with the BLAS and LAPACK routines numpy
+    calls: the same numbers, bit for bit.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design matrix (:func:`design_rows`).
+    rows : (n,) int ndarray
+        Indices of the rows.
+    norms : (N,) ndarray
+        Gradient norms of all rows (floored at ``1e-12`` times the largest of ``rows``).
+    scratch : xslit._scratch.Scratch
+        Holds the weighted rows and their projections (``"D"``, ``"Y"``).
+
+    Returns
+    -------
+    h : (n,) ndarray
+        Leverages (a scratch view).
+    V, V1 : (16, 16) ndarray
+        The refined and the first-pass eigenvectors, ascending.
+    w1 : (16,) ndarray
+        The first pass's eigenvalues.
+    D : (n, 16) ndarray
+        The weighted rows (a scratch view).
+    None when the least eigenvalue is not isolated.
+    """
+    n = len(rows)
+    D = scratch.get("D", (n, 16))
+    Y = scratch.get("Y", (n, 16))
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        h, V, V1, w1 = scratch.get("h", (n,)), np.empty((16, 16)), np.empty((16, 16)), \
+            np.empty(16)
+        if not _nb_leverage(design, np.asarray(rows, dtype=np.intp), norms, D, Y, h, V, V1, w1,
+                      *_jit.lapack_routines("dsyrk", "dgemv")):
+            return None
+        return h, V, V1, w1, D
+    gn = norms[rows]
+    np.take(design, rows, axis=0, out=D)
+    D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
+    V1, w1, _ = gram_pass(D, out=Y)
+    gap = w1[1:] - w1[0]
+    if gap[0] <= 0:
+        return None
+    V, _, _ = refine_pass(V1, Y)
+    np.square(Y, out=Y)
+    return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
+
+
+def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
+                 gemv):  # pragma: no cover - compiled
+    """:func:`weighted_leverage` into ``D``, ``Y`` (n, 16), ``h`` (n,), ``V``, ``V1`` (16, 16)
+    and ``w1`` (16,); False when the least eigenvalue is not isolated. numpy's operations in
+    their order (for numba, :func:`_compiled_row_kernels`): ``dsyrk`` for ``D.T @ D``, ``dgemv``
+    as numpy calls it for ``Y[:, 1:] @ g`` (row-major, leading dimension 16)."""
+    n = rows.shape[0]
+    top = -np.inf
+    for i in range(n):
+        top = max(top, norms[rows[i]])
+    floor = 1e-12 * top
+    for i in range(n):
+        g = norms[rows[i]]
+        s = 1.0 / (g if g >= floor else floor)
+        for j in range(16):
+            D[i, j] = design[rows[i], j] * s
+    w, vectors = np.linalg.eigh(_nb_gram(D, syrk))
+    V1[:] = vectors
+    for j in range(16):
+        w1[j] = max(w[j], 0.0)
+    if w1[1] - w1[0] <= 0:
+        return False
+    np.dot(D, V1, Y)
+    _, V2 = np.linalg.eigh(_nb_gram(Y, syrk))
+    V[:] = np.dot(V1, np.ascontiguousarray(V2))
+    inverse_gap = np.empty(15)
+    for j in range(15):
+        inverse_gap[j] = 1.0 / (w1[j + 1] - w1[0])
+    for i in range(n):
+        for j in range(16):
+            Y[i, j] = Y[i, j] * Y[i, j]
+    trans, m, k, lda, inc = (np.array([84], np.uint8), np.array([15], np.int32),
+                             np.array([n], np.int32), np.array([16], np.int32),
+                             np.array([1], np.int32))  # "T"
+    one, zero = np.array([1.0]), np.array([0.0])
+    gemv(trans.ctypes, m.ctypes, k.ctypes, one.ctypes, Y[0, 1:].ctypes, lda.ctypes,
+         inverse_gap.ctypes, inc.ctypes, zero.ctypes, h.ctypes, inc.ctypes)
+    return True

@@ -90,7 +90,12 @@ def principal_minor_tensor(C) -> np.ndarray:
     -------
     F : (..., 2, 2, 2, 2) ndarray, with ``F[1, 1, 1, 1] = 1`` (the empty minor).
     """
-    x = _monomial_factors(_check_C(C, complex_ok=True))
+    C = _check_C(C, complex_ok=True)
+    if C.shape == (4, 4) and C.dtype == np.float64 and _jit.USE_NUMBA and _compiled_minors():
+        f = np.empty(16)
+        _nb_minors(C, _POLY_P, _POLY_A.T, _POLY_W, False, f, np.empty((16, 16)))
+        return f.reshape(2, 2, 2, 2)
+    x = _monomial_factors(C)
     f = (x[..., 0] * x[..., 1] * x[..., 2] * x[..., 3]) @ _POLY_A.T
     f[..., 15] = 1.0
     return f.reshape((*f.shape[:-1], 2, 2, 2, 2))
@@ -163,6 +168,10 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
     True
     """
     C = _check_C(C)
+    if C.shape == (4, 4) and _jit.USE_NUMBA and _compiled_minors():  # the polish's one matrix
+        f, J = np.empty(16), np.empty((16, 16))
+        _nb_minors(C, _POLY_P, _POLY_A.T, _POLY_W, True, f, J)
+        return f, J
     lead = C.shape[:-2]
     x = _monomial_factors(C)
     x01, x23 = x[..., 0] * x[..., 1], x[..., 2] * x[..., 3]
@@ -172,6 +181,39 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
                    axis=-1)  # (..., 64, 4): product of the other three factors
     J = (loo.reshape(*lead, 256) @ _POLY_W).reshape(*lead, 16, 16)
     return f, J
+
+
+def _nb_minors(C, P, AT, W, jacobian, f, J):  # pragma: no cover - compiled
+    """:func:`principal_minor_tensor` of one ``C`` (4, 4) into ``f`` (16,) or, with
+    ``jacobian``, :func:`principal_minor_jacobian` into ``f`` and ``J`` (16, 16): each
+    function's products in its order and its two matrix products (``dgemv``, as numpy calls
+    it), the same numbers bit for bit (for numba, :func:`_compiled_minors`). ``P``, ``AT``,
+    ``W``: :data:`_POLY_P`, the transpose of :data:`_POLY_A`, :data:`_POLY_W`."""
+    ext = np.empty(17)
+    for i in range(4):
+        for j in range(4):
+            ext[4 * i + j] = C[i, j]
+    ext[16] = 1.0
+    prod, loo = np.empty(64), np.empty(256)
+    for t in range(64):
+        x0, x1, x2, x3 = ext[P[t, 0]], ext[P[t, 1]], ext[P[t, 2]], ext[P[t, 3]]
+        if jacobian:
+            x01, x23 = x0 * x1, x2 * x3
+            prod[t] = x01 * x23
+            loo[4 * t], loo[4 * t + 1] = x1 * x23, x0 * x23
+            loo[4 * t + 2], loo[4 * t + 3] = x01 * x3, x01 * x2
+        else:
+            prod[t] = x0 * x1 * x2 * x3
+    f[:] = np.dot(prod, AT)
+    f[15] = 1.0
+    if jacobian:
+        J[:] = np.dot(loo, W).reshape(16, 16)
+
+
+@functools.cache
+def _compiled_minors():
+    """The compiled :func:`_nb_minors`, or None when numba cannot be imported."""
+    return _nb_minors if _jit.compile_kernels(globals(), ("_nb_minors",)) else None
 
 
 def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -102,11 +102,20 @@ class _Residuals:
     def __init__(self, normalized, scales):
         x, y, xp, yp = (np.ascontiguousarray(v, dtype=float) for v in normalized)
         self.x, self.y, self.xp, self.yp = x, y, xp, yp
-        one = np.ones_like(x)
-        self.a = np.stack([x * y, x, y, one])
-        self.c = np.stack([xp * yp, xp, yp, one])
         self.s2 = np.square(np.asarray(scales, dtype=float))
         self._scratch = Scratch()
+
+    # The rows a and c (4, n) are built on first use: the compiled distances do not read them,
+    # and the evaluator of all correspondences, built by every polish, only gives distances.
+    @functools.cached_property
+    def a(self) -> np.ndarray:
+        """The rows ``[xy, x, y, 1]`` (4, n)."""
+        return np.stack([self.x * self.y, self.x, self.y, np.ones_like(self.x)])
+
+    @functools.cached_property
+    def c(self) -> np.ndarray:
+        """The rows ``[x'y', x', y', 1]`` (4, n)."""
+        return np.stack([self.xp * self.yp, self.xp, self.yp, np.ones_like(self.xp)])
 
     def __len__(self):
         return len(self.x)
@@ -146,7 +155,7 @@ class _Residuals:
         if _jit.USE_NUMBA and _compiled_residuals() is not None:
             Ms = np.ascontiguousarray(f, dtype=float).reshape(-1, 4, 4)
             d = np.empty((len(Ms), len(self.x)))
-            _nb_distances(Ms, self.x, self.y, self.xp, self.yp, self.a, self.c, self.s2, d)
+            _nb_distances(Ms, self.x, self.y, self.xp, self.yp, _NO_ROWS, _NO_ROWS, self.s2, d)
             return d
         e, g2, _ = self._parts(np.asarray(f, dtype=float))
         np.sqrt(g2, out=g2)
@@ -204,6 +213,11 @@ class _Residuals:
         J += np.multiply(self.a[:, None], v[None], out=self._scratch.get("Jv", (4, 4, n)))
         J = J.reshape(16, n)
         return d, J @ J.T, J @ d
+
+
+#: Stands for the rows ``a`` and ``c`` in the compiled distances, which do not read them.
+_NO_ROWS = np.empty((4, 0))
+_NO_ROWS.flags.writeable = False
 
 
 def _nb_point(m, s, xn, yn, xpn, ypn):  # pragma: no cover - compiled
