@@ -2099,8 +2099,9 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     if isinstance(best, str):
         return best
     _, rv, tv, Xi = best.basin
-    S, sigma2, h, M = metric_pose_information(intrinsics1, intrinsics2, rv, tv, p1[best.fitted],
-                                           p2[best.fitted], Xi, influence=True)
+    S, sigma2, h, M = metric_pose_information(intrinsics1, intrinsics2, rv, tv,
+                                              p1[best.fitted], p2[best.fitted], Xi,
+                                              influence=True)
     found = [best]
     # A start that is still descending when the iterations run out slides along a weakly
     # observed direction of one basin (which the covariance shows), it is not another basin.
@@ -2124,8 +2125,8 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     if top is not best:
         _, rv, tv, Xi = top.basin
         S, sigma2, h, M = metric_pose_information(intrinsics1, intrinsics2, rv, tv,
-                                               p1[top.fitted], p2[top.fitted], Xi,
-                                               influence=True)
+                                                  p1[top.fitted], p2[top.fitted], Xi,
+                                                  influence=True)
     # Correspondences beyond LEVERAGE_LIMIT fit the pose because they determine it, whether
     # they are inliers or not: the pose fitted without them is another minimum of the
     # truncated cost, which calibrated_two_view reports as a rival when it is distinct and
@@ -2153,7 +2154,7 @@ def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
         # Within noise of the pose: the next one is left out of this fit.
         fitted, basin = other.fitted, other.basin
         _, _, h, _ = metric_pose_information(intrinsics1, intrinsics2, basin[1], basin[2],
-                                          p1[fitted], p2[fitted], basin[3], influence=True)
+                                             p1[fitted], p2[fitted], basin[3], influence=True)
     if rival is not None and rival.score < top.score:
         # Without them the fit is better: the pose of lowest cost is that one.
         top, heavy = rival, np.zeros(len(p1), bool)
