@@ -2245,13 +2245,155 @@ def _nb_design(points1, points2, cos, sin, T, D):
                               * (h[2, j, (q >> 1) & 1] * h[3, j, q & 1]))
 
 
+def _nb_chart_from_null_space(N, params, size):
+    """:func:`chart_from_null_space` of ``N`` (B, 3, 16) into ``params`` (B, 3, 16) and
+    ``size`` (B,), in the numpy code's arithmetic (the same numbers)."""
+    coeffs = np.empty((3, 3))
+    for b in range(N.shape[0]):
+        x, y, z = N[b, 0, 15], N[b, 1, 15], N[b, 2, 15]
+        s = np.sqrt((x * x + y * y) + z * z)
+        size[b] = s
+        s2 = s * s
+        k = s * (s + abs(x))
+        w0 = x + (-s if x < 0.0 else s)
+        coeffs[0, 0], coeffs[0, 1], coeffs[0, 2] = x / s2, y / s2, z / s2
+        coeffs[1, 0], coeffs[1, 1], coeffs[1, 2] = -(w0 * y) / k, 1.0 - (y * y) / k, -(z * y) / k
+        coeffs[2, 0], coeffs[2, 1], coeffs[2, 2] = -(w0 * z) / k, -(y * z) / k, 1.0 - (z * z) / k
+        for r in range(3):
+            for q in range(16):
+                params[b, r, q] = ((coeffs[r, 0] * N[b, 0, q] + coeffs[r, 1] * N[b, 1, q])
+                                   + coeffs[r, 2] * N[b, 2, q])
+
+
+def _nb_unitary2(zr, zi, U):
+    """:func:`_unitary2` of the Gaussian draws ``zr + i zi`` (B, 2, 2) into ``U``."""
+    for b in range(zr.shape[0]):
+        z00, z10 = complex(zr[b, 0, 0], zi[b, 0, 0]), complex(zr[b, 1, 0], zi[b, 1, 0])
+        z01, z11 = complex(zr[b, 0, 1], zi[b, 0, 1]), complex(zr[b, 1, 1], zi[b, 1, 1])
+        r = np.sqrt((z00.real * z00.real + z00.imag * z00.imag)
+                    + (z10.real * z10.real + z10.imag * z10.imag))
+        q00, q10 = z00 / r, z10 / r
+        c = q00.conjugate() * z01 + q10.conjugate() * z11
+        y0, y1 = z01 - c * q00, z11 - c * q10
+        r = np.sqrt((y0.real * y0.real + y0.imag * y0.imag)
+                    + (y1.real * y1.real + y1.imag * y1.imag))
+        U[b, 0, 0], U[b, 1, 0], U[b, 0, 1], U[b, 1, 1] = q00, q10, y0 / r, y1 / r
+
+
+def _nb_track_from_start(params, zr, zi, sp, su, order, max_steps, h0, min_step, first_tol,
+                         final_newton, slow_newton, max_norm, end_zone, rtol):
+    """:func:`track_from_start` in compiled loops: the start charts turned by the unitary
+    matrices of the Gaussian draws ``zr + i zi`` (B, 2, 2) (:func:`_nb_unitary2`), the paths
+    from the columns ``order`` of the start solutions ``su`` (8, 56) in the chart ``sp``
+    (3, 16) to the charts ``params`` (B, 3, 16) on lanes (:func:`_nb_track_lanes`, queued in
+    the order of ``order``), their partners, and the end points that are found and not
+    duplicates (:func:`_nb_first_occurrence`, relative distance ``rtol``). Returns ``u``
+    (B, 8, 56), NaN where not found, and ``found`` (B, 56)."""
+    m, half = params.shape[0], order.shape[0]
+    U = np.empty((m, 2, 2), np.complex128)
+    _nb_unitary2(zr, zi, U)
+    ps = np.empty((m, 3, 16), np.complex128)
+    pt = np.empty((m, 3, 16), np.complex128)
+    u0 = np.empty((m * half, 8), np.complex128)
+    owner = np.empty(m * half, np.int64)
+    for b in range(m):
+        for c in range(16):
+            ps[b, 0, c] = sp[0, c]
+            for j in range(2):
+                ps[b, 1 + j, c] = sp[1, c] * U[b, 0, j] + sp[2, c] * U[b, 1, j]
+            for r in range(3):
+                pt[b, r, c] = params[b, r, c]
+        for k in range(half):
+            i, q = b * half + k, order[k]
+            owner[i] = b
+            for j in range(2):
+                u0[i, j] = U[b, 0, j].conjugate() * su[0, q] + U[b, 1, j].conjugate() * su[1, q]
+            for c in range(2, 8):
+                u0[i, c] = su[c, q]
+    ue, ok, _, up, conv = _nb_track_lanes(u0, ps, pt, owner, max_steps, h0, min_step,
+                                          first_tol, final_newton, slow_newton, max_norm,
+                                          end_zone, True)
+    u = np.empty((m, 8, 2 * half), np.complex128)
+    found = np.zeros((m, 2 * half), np.bool_)
+    for b in range(m):
+        for k in range(half):
+            i, q = b * half + k, order[k]
+            for c in range(8):
+                u[b, c, q] = ue[i, c]
+                u[b, c, q + half] = up[i, c]
+            found[b, q] = ok[i]
+            found[b, q + half] = ok[i] and conv[i]
+    first = _nb_first_occurrence(u, found, rtol)
+    for b in range(m):
+        for q in range(2 * half):
+            found[b, q] &= first[b, q]
+            if not found[b, q]:
+                for c in range(8):
+                    u[b, c, q] = np.nan
+    return u, found
+
+
+def _nb_real_tensors(u, found, params, T, real_tol):
+    """The real tensors of :func:`solve_minimal` in compiled loops: for ``u`` (B, 8, 56) with
+    ``found`` (B, 56), the pairs ``k, k + 28`` that are both found and real (imaginary parts
+    at most ``real_tol (1 + |u|)``), their tensors ``f0 + a f1 + b f2`` of the charts
+    ``params`` (B, 3, 16) contracted with the normalisations ``T`` (B, 4, 2, 2) in every mode
+    (:func:`~xslit.epipolar.tensor.contract_modes`) and scaled to unit norm: ``(K, 16)``, and
+    the sample of each (K,)."""
+    nb, _, n = u.shape
+    half = n // 2
+    keep = np.zeros((nb, half), np.bool_)
+    count = 0
+    for b in range(nb):
+        for k in range(half):
+            real = found[b, k] and found[b, k + half]
+            for c in range(8):
+                for q in (k, k + half):
+                    x = u[b, c, q]
+                    real &= abs(x.imag) <= real_tol * (1.0 + abs(x))
+            keep[b, k] = real
+            if real:
+                count += 1
+    F = np.empty((count, 16))
+    owner = np.empty(count, np.int64)
+    f = np.empty(16)
+    g = np.empty(16)
+    i = 0
+    for b in range(nb):
+        for k in range(half):
+            if not keep[b, k]:
+                continue
+            a, c = u[b, 0, k].real, u[b, 1, k].real
+            for q in range(16):
+                f[q] = params[b, 0, q] + a * params[b, 1, q] + c * params[b, 2, q]
+            for mode in range(4):  # index q = 8 i + 4 j + 2 k + l, mode 0 the slowest
+                step = 8 >> mode
+                for q in range(16):
+                    bit = (q // step) & 1
+                    lo = q - bit * step
+                    g[q] = f[lo] * T[b, mode, 0, bit] + f[lo + step] * T[b, mode, 1, bit]
+                for q in range(16):
+                    f[q] = g[q]
+            s = 0.0
+            for q in range(16):
+                s += f[q] * f[q]
+            s = np.sqrt(s)
+            for q in range(16):
+                F[i, q] = f[q] / s
+            owner[i] = b
+            i += 1
+    return F, owner
+
+
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
                  "_nb_eval_lanes", "_nb_eval_lanes_hj", "_nb_eval_lanes_jt",
                  "_nb_solve_lanes_block", "_nb_solve_lanes_h", "_nb_solve_lanes_ht",
                  "_nb_copy_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
-                 "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design")
+                 "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design",
+                 "_nb_chart_from_null_space", "_nb_unitary2", "_nb_track_from_start",
+                 "_nb_real_tensors")
 
 
 @functools.cache
@@ -2265,33 +2407,33 @@ def _compiled():
     if not _jit.compile_kernels(namespace, _NB_FUNCTIONS):
         return None
     return (namespace["_nb_track"], namespace["_nb_track_lanes"],
-            namespace["_nb_first_occurrence"], namespace["_nb_design"])
+            namespace["_nb_first_occurrence"], namespace["_nb_design"],
+            namespace["_nb_chart_from_null_space"], namespace["_nb_track_from_start"],
+            namespace["_nb_real_tensors"])
 
 
 def _kernels(backend: str):
-    """The compiled ``(track, track_lanes, first_occurrence, design)`` kernels that ``backend``
-    selects, or None for the numpy implementation."""
+    """The compiled ``(track, track_lanes, first_occurrence, design, chart, track_from_start,
+    real_tensors)`` kernels that ``backend`` selects, or None for the numpy implementation."""
     return _jit.select_kernels(backend, _compiled, "the minimal solver", available=HAVE_NUMBA)
 
 
 def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,
                     min_step=1e-7, first_tol=3e-2, final_newton=3, slow_newton=40,
-                    max_norm=1e8, end_zone=1e-4, partners=False):
+                    max_norm=1e8, end_zone=1e-4):
     """:func:`track_paths` by the compiled kernels (:func:`_kernels`), rows first: ``u0``
     (P, 8), charts ``p0[owner]`` and ``p1[owner]`` with ``p0, p1`` (M, 3, 16), all complex and
     C-contiguous. The Runge-Kutta predictor runs on lanes of paths (:func:`_nb_track_lanes`),
     the Hermite one path by path (:func:`_nb_track`). Returns the end points (P, 8) and
-    whether they converged (P,); with ``partners`` (Runge-Kutta only), also the gauge
-    transpose partners of the end points after a Newton step (P, 8) and whether those
-    converged (P,)."""
+    whether they converged (P,)."""
     args = (u0, p0, p1, np.asarray(owner, dtype=np.int64))
     opts = (int(max_steps), float(h0), float(min_step), float(first_tol), int(final_newton),
             int(slow_newton), float(max_norm), float(end_zone))
     if hermite:
         u, ok, _ = kernels[0](*args, True, *opts)
         return u, ok
-    u, ok, _, up, conv = kernels[1](*args, *opts, bool(partners))
-    return (u, ok, up, conv) if partners else (u, ok)
+    u, ok, _, _, _ = kernels[1](*args, *opts, False)
+    return u, ok
 
 
 def minimal_residuals(u, params) -> np.ndarray:
@@ -2655,7 +2797,15 @@ _FINAL_NEWTON = 1
 #: arithmetic does not depend on its lane, so the solutions are the same in any order.
 _PATH_ORDER = np.array([19, 22, 24, 23, 11, 14, 25, 9, 1, 10, 13, 26, 20, 5, 6, 15, 3, 7, 17,
                         16, 18, 12, 4, 2, 21, 8, 0, 27])
-_PATH_RANK = np.argsort(_PATH_ORDER)
+
+#: The options of the compiled kernel's paths in :func:`track_from_start` (those of
+#: :func:`track_paths` with the Runge-Kutta predictor): ``max_steps, h0, min_step, first_tol,
+#: final_newton, slow_newton, max_norm, end_zone``.
+_TRACK_OPTIONS = (150, 0.05, 1e-7, 3e-2, _FINAL_NEWTON, 40, 1e8, 1e-4)
+
+#: Largest distance, relative to ``1 + |u|``, of two end points counted as one solution (two
+#: paths that met).
+_DUPLICATE_RTOL = 1e-6
 
 
 def track_from_start(params, *, rng=None, start: StartSystem | None = None,
@@ -2692,6 +2842,10 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     params = np.ascontiguousarray(params, dtype=complex)  # (B, 3, 16)
     m = len(params)
     half = N_SOLUTIONS // 2
+    if kernels is not None:  # the draws of _unitary2, the rest in one compiled call
+        zr = rng.normal(size=(m, 2, 2))
+        return kernels[5](params, zr, rng.normal(size=(m, 2, 2)), sp, su, _PATH_ORDER,
+                          *_TRACK_OPTIONS, _DUPLICATE_RTOL)
     U = _unitary2(rng, m)  # chart basis [f1' f2'] = [f1 f2] U, coordinates (a, b) = U (a', b')
     ps = np.empty((m, 3, 16), dtype=complex)
     ps[:, 0] = sp[0]
@@ -2700,31 +2854,22 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     u0[:, :2] = np.swapaxes(U.conj(), 1, 2) @ u0[:, :2]
     owner = np.repeat(np.arange(m), half)
     u = np.empty((m, 8, N_SOLUTIONS), dtype=complex)
-    if kernels is None:
-        pt = np.moveaxis(params, 0, -1)  # (3, 16, B)
-        ue, ok = track_paths(np.moveaxis(u0, 0, 1).reshape(8, -1),
-                             np.moveaxis(ps, 0, -1)[..., owner], pt[..., owner],
-                             final_newton=_FINAL_NEWTON, backend="numpy")
-        with np.errstate(all="ignore"):
-            Cp = gauge_transpose(matrix_from_unknowns(ue.reshape(8, m, half), pt[..., None]))
-            up = _unknowns_from_matrix(Cp, ue.reshape(8, m, half)[:2]).reshape(8, -1)
-            # The partners are checked like the end points of the paths: a Newton step.
-            d = _newton_step(up, pt[..., owner])
-            up = up - d
-            conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
-        u[:, :, :half] = np.moveaxis(ue.reshape(8, m, half), 1, 0)
-        u[:, :, half:] = np.moveaxis(up.reshape(8, m, half), 1, 0)
-    else:
-        ue, ok, up, conv = _track_compiled(
-            kernels, np.swapaxes(u0[:, :, _PATH_ORDER], 1, 2).reshape(-1, 8), ps, params,
-            owner, final_newton=_FINAL_NEWTON, partners=True)
-        u[:, :, :half] = np.swapaxes(ue.reshape(m, half, 8), 1, 2)[:, :, _PATH_RANK]
-        u[:, :, half:] = np.swapaxes(up.reshape(m, half, 8), 1, 2)[:, :, _PATH_RANK]
-        ok, conv = ok.reshape(m, half)[:, _PATH_RANK], conv.reshape(m, half)[:, _PATH_RANK]
+    pt = np.moveaxis(params, 0, -1)  # (3, 16, B)
+    ue, ok = track_paths(np.moveaxis(u0, 0, 1).reshape(8, -1),
+                         np.moveaxis(ps, 0, -1)[..., owner], pt[..., owner],
+                         final_newton=_FINAL_NEWTON, backend="numpy")
+    with np.errstate(all="ignore"):
+        Cp = gauge_transpose(matrix_from_unknowns(ue.reshape(8, m, half), pt[..., None]))
+        up = _unknowns_from_matrix(Cp, ue.reshape(8, m, half)[:2]).reshape(8, -1)
+        # The partners are checked like the end points of the paths: a Newton step.
+        d = _newton_step(up, pt[..., owner])
+        up = up - d
+        conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
+    u[:, :, :half] = np.moveaxis(ue.reshape(8, m, half), 1, 0)
+    u[:, :, half:] = np.moveaxis(up.reshape(8, m, half), 1, 0)
     ok = ok.reshape(m, half)
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
-    found &= (_first_occurrence(u, found) if kernels is None
-              else kernels[2](u, found, 1e-6))
+    found &= _first_occurrence(u, found, _DUPLICATE_RTOL)
     u[~found[:, None, :].repeat(8, axis=1)] = np.nan
     return u, found
 
@@ -2826,11 +2971,17 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     _kernels(backend)
     nb = len(p1)
     params, T, reasons = null_space_charts(p1, p2, rng, backend)
-    u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
-    found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
-    miss = np.full(nb, np.inf)  # largest structure residual of the solutions found
     todo = np.flatnonzero([r is None for r in reasons])
-    for attempt in range(retries + 1):
+    first = 0
+    if todo.size == nb:  # no degenerate sample: the first attempt's arrays as they come
+        u, found = track_from_start(params, rng=rng, start=start, backend=backend)
+        miss = _structure_residual(u, params).max(axis=1)  # largest miss of the solutions
+        todo, first = np.flatnonzero((found.sum(1) < N_SOLUTIONS) | (miss > STRUCTURE_TOL)), 1
+    else:
+        u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
+        found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
+        miss = np.full(nb, np.inf)
+    for attempt in range(first, retries + 1):
         if todo.size == 0:
             break
         pa, Ta = params[todo], T[todo]
@@ -2840,14 +2991,12 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
         mt = _structure_residual(ut, pa).max(axis=1)
         nt, n0 = ft.sum(1), found[todo].sum(1)
         better = (nt > n0) | ((nt == n0) & (mt < miss[todo]))
-        if attempt == 0 and todo.size == nb and better.all():  # the arrays as they come
-            u, found, miss = ut, ft, mt
-        else:
-            keep = todo[better]
-            u[keep], found[keep] = ut[better], ft[better]
-            params[keep], T[keep], miss[keep] = pa[better], Ta[better], mt[better]
+        keep = todo[better]
+        u[keep], found[keep] = ut[better], ft[better]
+        params[keep], T[keep], miss[keep] = pa[better], Ta[better], mt[better]
         todo = todo[(found[todo].sum(1) < N_SOLUTIONS) | (miss[todo] > STRUCTURE_TOL)]
-    todo = todo[found[todo].sum(1) < N_SOLUTIONS]
+    if todo.size:
+        todo = todo[found[todo].sum(1) < N_SOLUTIONS]
     for k in todo:
         reasons[k] = (f"{N_SOLUTIONS - found[k].sum()} of the {N_SOLUTIONS} complex solutions "
                       f"were not found (failed homotopy paths)")
@@ -2889,27 +3038,52 @@ def _design_rows(v, w):
 def chart_from_null_space(N) -> tuple[np.ndarray, np.ndarray]:
     r"""The chart ``(f0, f1, f2)`` of :math:`\operatorname{span}(N)` with :math:`f_{2222} = 1`.
 
+    With :math:`n` the last column of :math:`N` and :math:`s = |n|`, ``f0`` is
+    :math:`N^T n / s^2` and ``f1, f2`` are :math:`N^T e_1, N^T e_2` for the last two columns
+    :math:`e_1, e_2` of the Householder reflection that maps :math:`n` to
+    :math:`\mp s\,(1, 0, 0)`, an orthonormal basis of the complement of :math:`n` in closed
+    form:
+
+    .. math:: H = I - \frac{w w^T}{s (s + |n_1|)}, \qquad
+              w = n + \operatorname{sign}(n_1)\, s\, (1, 0, 0).
+
     Parameters
     ----------
     N : (..., 3, 16) array_like
-        Orthonormal rows spanning the null space.
+        Real orthonormal rows spanning the null space.
 
     Returns
     -------
     params : (..., 3, 16) ndarray
-        ``f0 = N^T n / |n|^2`` with ``n = N[:, 15]``, and ``f1, f2`` an orthonormal basis of
-        the tensors of ``span(N)`` with ``f[15] = 0``.
+        ``f0`` with ``f0[15] = 1``, and ``f1, f2`` an orthonormal basis of the tensors of
+        ``span(N)`` with ``f[15] = 0``.
     size : (...,) ndarray
         ``|n|``: small when ``f_2222`` nearly vanishes on the whole null space.
+
+    Examples
+    --------
+    >>> N = np.linalg.qr(np.random.default_rng(0).normal(size=(16, 3)))[0].T
+    >>> params, size = chart_from_null_space(N)
+    >>> bool(np.allclose(params[:, 15], [1, 0, 0]) and np.allclose(params[1:] @ params[1:].T,
+    ...                                                           np.eye(2)))
+    True
     """
-    N = np.asarray(N)
-    n15 = N[..., :, 15]
-    size = np.linalg.norm(n15, axis=-1)
-    _, _, Vt = np.linalg.svd(n15[..., None, :])  # rows 1, 2: orthonormal complement of n15
+    N = np.asarray(N, dtype=float)
+    # Written out entry by entry in the order of the compiled kernel (the same numbers).
+    x, y, z = N[..., 0, 15], N[..., 1, 15], N[..., 2, 15]
+    size = np.sqrt((x * x + y * y) + z * z)
+    coeffs = np.empty((*N.shape[:-2], 3, 3))
     with np.errstate(divide="ignore", invalid="ignore"):
-        x0 = n15 / (size * size)[..., None]
-    coeffs = np.concatenate([x0[..., None, :], Vt[..., 1:, :]], axis=-2)
-    return coeffs @ N, size
+        s2 = size * size
+        k = size * (size + np.abs(x))
+        w0 = x + np.where(x < 0.0, -size, size)
+        coeffs[..., 0, 0], coeffs[..., 0, 1], coeffs[..., 0, 2] = x / s2, y / s2, z / s2
+        coeffs[..., 1, 0], coeffs[..., 1, 1] = -(w0 * y) / k, 1.0 - (y * y) / k
+        coeffs[..., 1, 2], coeffs[..., 2, 0] = -(z * y) / k, -(w0 * z) / k
+        coeffs[..., 2, 1], coeffs[..., 2, 2] = -(y * z) / k, 1.0 - (z * z) / k
+    params = ((coeffs[..., :, :1] * N[..., None, 0, :] + coeffs[..., :, 1:2] * N[..., None, 1, :])
+              + coeffs[..., :, 2:] * N[..., None, 2, :])
+    return params, size
 
 
 def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
@@ -2969,7 +3143,11 @@ def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
     _, s, Vt = np.linalg.svd(D)
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = np.where(s[:, 0] > 0, s[:, 12] / s[:, 0], 0.0)
-    params, size = chart_from_null_space(Vt[:, 13:])
+    if kernels is not None:
+        params, size = np.empty((shape[1], 3, 16)), np.empty(shape[1])
+        kernels[4](Vt[:, 13:], params, size)
+    else:
+        params, size = chart_from_null_space(Vt[:, 13:])
     reasons = []
     for c, z in zip(cond, size, strict=True):
         if not c > COND_TOL:
@@ -3064,6 +3242,10 @@ def solve_minimal(points1, points2, *, rng=None, backend: str = "auto") -> Minim
     """
     sol = solve_minimal_complex(points1, points2, rng=rng, backend=backend)
     u, found = sol.solutions, sol.found
+    kernels = _kernels(backend)
+    if kernels is not None:
+        F, bi = kernels[6](u, found, sol.params, sol.T, REAL_TOL)
+        return MinimalSolutions(F.reshape(-1, 2, 2, 2, 2), bi, sol.reasons, found.sum(axis=1))
     half = N_SOLUTIONS // 2
     # NaN (solutions not found) compares False: not real.
     real = found & np.all(np.abs(u.imag) <= REAL_TOL * (1.0 + np.abs(u)), axis=1)
