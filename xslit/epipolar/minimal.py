@@ -2179,6 +2179,7 @@ def _nb_first_occurrence(u, ok, rtol):
     nb, _, n = u.shape
     out = np.ones((nb, n), np.bool_)
     n2 = np.zeros(n)
+    norm = np.zeros(n)
     for b in range(nb):
         for i in range(n):
             n2[i] = 0.0
@@ -2186,17 +2187,22 @@ def _nb_first_occurrence(u, ok, rtol):
                 for c in range(8):
                     x = u[b, c, i]
                     n2[i] += x.real * x.real + x.imag * x.imag
+            norm[i] = np.sqrt(n2[i])
         for i in range(n):
             if not ok[b, i]:
                 continue
             for j in range(i):
                 if not ok[b, j]:
                     continue
+                lim = rtol * min(1.0 + norm[i], 1.0 + norm[j])
+                # |v_i - v_j| >= ||v_i| - |v_j||: pairs whose norms differ by twice the limit
+                # are far apart, whatever the rounding of the expansion (far below lim^2).
+                if (norm[i] - norm[j]) ** 2 > 4.0 * lim * lim:
+                    continue
                 g = 0.0
                 for c in range(8):
                     x, y = u[b, c, i], u[b, c, j]
                     g += x.real * y.real + x.imag * y.imag
-                lim = rtol * min(1.0 + np.sqrt(n2[i]), 1.0 + np.sqrt(n2[j]))
                 if n2[i] + n2[j] - 2.0 * g < lim * lim:
                     out[b, i] = False
                     break
