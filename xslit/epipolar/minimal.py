@@ -3326,7 +3326,8 @@ def solve_minimal(points1, points2, *, rng=None, backend: str = "auto") -> Minim
     u, found = sol.solutions, sol.found
     kernels = _kernels(backend)
     if kernels is not None:
-        F, bi = kernels[6](u, found, sol.params, sol.T, REAL_TOL)
+        # T contiguous for one batch or one sample alike: one compiled version of the kernel.
+        F, bi = kernels[6](u, found, sol.params, np.ascontiguousarray(sol.T), REAL_TOL)
         return MinimalSolutions(F.reshape(-1, 2, 2, 2, 2), bi, sol.reasons, found.sum(axis=1))
     half = N_SOLUTIONS // 2
     # NaN (solutions not found) compares False: not real.
