@@ -1810,7 +1810,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
             good = e1 < first_tol and (e2 < 0.1 * e1 or e2 < 1e-11) and scale < max_norm
             # The factor 0.5 (first_tol / e1)^(1/5) of _nb_track, its power taken only where
             # the clipping below keeps it (above 2.5 from a ratio of 3125 on, below 0.5 under
-            # 1, below 0.1 under 3.2e-4): the same steps, a third fewer powers.
+            # 1, below 0.1 under 3.2e-4): the same steps, fewer powers.
             ratio = first_tol / e1 if e1 > 0.0 else np.inf
             if not np.isfinite(ratio):
                 factor = 0.25
