@@ -306,7 +306,7 @@ def test_lane_kernel_takes_the_numpy_steps():
     np.testing.assert_array_equal(oka, okb)
     assert oka.all()
     diff = np.abs(a - b).max(axis=0) / (1.0 + np.abs(b).max(axis=0))
-    assert diff.max() < 1e-10
+    assert diff.max() < tol.MINIMAL_LANE_RTOL
 
 
 def test_structure_misses_are_solved_again(monkeypatch):

@@ -66,6 +66,10 @@ MINIMAL_MINOR_RTOL = 1e-8
 #: and of two solutions counted as distinct.
 MINIMAL_TRUTH_RTOL = 1e-6
 MINIMAL_DISTINCT_RTOL = 1e-6
+#: End points of the compiled lane kernel against the numpy tracker (the same steps; relative to
+#: the largest entry): the block elimination rounds differently, and solutions far out in the
+#: chart (|u| in the hundreds) amplify that (1.6e-10 measured on the seeded samples of the test).
+MINIMAL_LANE_RTOL = 1e-9
 #: Fractions of random samples with all 56 complex solutions found, and with the truth among
 #: the real solutions; the number of samples of the slow test.
 MINIMAL_ALL_FOUND_FRACTION = 0.99

@@ -185,7 +185,7 @@ def check_index_array(name: str, value) -> np.ndarray:
 
 
 def check_finite(name: str, a: np.ndarray) -> np.ndarray:
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         bad = int(np.count_nonzero(~np.isfinite(a)))
         raise ValueError(f"{name} must be finite, got {bad} NaN or inf entries")
     return a

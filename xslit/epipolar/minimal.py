@@ -1686,16 +1686,31 @@ def _nb_velocity_lanes(w, active, A, J, B, X, frac, slope):
     _nb_copy_lanes(w, _W_X1, _W_K + 8 * slope, 8, -1.0)
 
 
+def _nb_newton_lanes(w, active, A, J, B, X):
+    """A Newton step on every lane at the points in rows ``_W_U`` (corrections into rows
+    ``_W_X0``, subtracted from the points) in the chart of rows ``_W_SP0``, ``_W_DP`` at the
+    parameter in row ``_W_TS``; ``A``, ``J`` (8, 8), ``B``, ``X`` (8, 2) are work arrays of
+    :func:`_nb_solve_lanes`."""
+    _nb_eval_lanes_hj(w)
+    _nb_solve_lanes(w, 0, active, A, J, B, X)
+    for c in range(8):
+        for l in range(_LANES):
+            w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
+
+
 def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newton,
                     slow_newton, max_norm, end_zone, partners):
     """:func:`_nb_track` with the Runge-Kutta predictor, ``_LANES`` paths at a time: the
     evaluations and linear solves of a step run on all lanes together in vector instructions
     (:func:`_nb_eval_lanes`, :func:`_nb_solve_lanes`), the decisions lane by lane; a lane
     whose path has ended takes the next one. Every path takes the steps that :func:`_nb_track`
-    takes (same arithmetic, but for the rounding of the block elimination). Returns the end
-    points (P, 8), whether each path succeeded (P,), the evaluations per path (P,) and, with
-    ``partners``, the gauge transpose partners of the end points (:func:`_nb_partner`) after
-    a Newton step (P, 8) and whether that step was below ``1e-8 (1 + |u|)`` (P,)."""
+    takes (same arithmetic, but for the rounding of the block elimination). The Newton steps
+    on the target system of the paths that arrived, and on their partners, also run on the
+    lanes, after the last path (:func:`_nb_newton_lanes`; path by path, they kept seven lanes
+    waiting: about 5% of a single sample's time). Returns the end points (P, 8), whether each
+    path succeeded (P,), the evaluations per path (P,) and, with ``partners``, the gauge
+    transpose partners of the end points (:func:`_nb_partner`) after a Newton step (P, 8) and
+    whether that step was below ``1e-8 (1 + |u|)`` (P,)."""
     n = u0.shape[0]
     out = np.full((n, 8), np.nan + 0j)
     ok = np.zeros(n, np.bool_)
@@ -1715,6 +1730,9 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
     sp1 = np.empty((3, 16), np.complex128)
     dp = np.empty((3, 16), np.complex128)
     u = np.empty(8, np.complex128)
+    ends = np.empty((n, 8), np.complex128)
+    arrived = np.empty(n, np.int64)
+    n_arrived = 0
     queued = 0
     running = 0
     while True:
@@ -1790,9 +1808,18 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
             e1 = np.sqrt(sd1) / scale
             e2 = np.sqrt(sd2) / scale
             good = e1 < first_tol and (e2 < 0.1 * e1 or e2 < 1e-11) and scale < max_norm
-            factor = 0.5 * (first_tol / e1) ** 0.2 if e1 > 0.0 else np.inf
-            if not np.isfinite(factor):
+            # The factor 0.5 (first_tol / e1)^(1/5) of _nb_track, its power taken only where
+            # the clipping below keeps it (above 2.5 from a ratio of 3125 on, below 0.5 under
+            # 1, below 0.1 under 3.2e-4): the same steps, fewer powers.
+            ratio = first_tol / e1 if e1 > 0.0 else np.inf
+            if not np.isfinite(ratio):
                 factor = 0.25
+            elif ratio > (3200.0 if good else 1.01):
+                factor = 2.5 if good else 0.5
+            elif not good and ratio < 3.1e-4:
+                factor = 0.1
+            else:
+                factor = 0.5 * ratio ** 0.2
             ha = w[_W_HA * _LANES + l].real
             tn = t[l] + ha
             state = 0  # 0 running, 1 reached t = 1, 2 failed
@@ -1817,16 +1844,46 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                 continue
             active[l] = False
             running -= 1
-            if state != 1:
+            if state == 1:
+                arrived[n_arrived] = i
+                n_arrived += 1
+                for c in range(8):
+                    ends[i, c] = w[(_W_CUR + c) * _LANES + l]
+    # The paths that arrived, eight at a time on the lanes: Newton steps on the target system
+    # (the first on the lanes, any further ones path by path), then a Newton step on the
+    # partners of those that converged, which checks them like the end points.
+    for first in range(0, n_arrived, _LANES):
+        for l in range(_LANES):
+            active[l] = first + l < n_arrived
+            if not active[l]:
                 continue
+            i = arrived[first + l]
+            m = owner[i]
+            for r in range(3):
+                for c in range(16):
+                    w[(_W_SP0 + 16 * r + c) * _LANES + l] = _SIGN[c] * p1[m, r, c]
+                    w[(_W_DP + 16 * r + c) * _LANES + l] = 0.0
+            w[_W_TS * _LANES + l] = 0.0  # the chart sp0 + 0 dp: the target's
+            for c in range(8):
+                w[(_W_U + c) * _LANES + l] = ends[i, c]
+        _nb_newton_lanes(w, active, A, Jl, B, X)
+        for l in range(_LANES):
+            if not active[l]:
+                continue
+            i = arrived[first + l]
+            evals[i] += 1
+            su = sd = 0.0
+            for c in range(8):
+                x = w[(_W_X0 + c) * _LANES + l]
+                sd += x.real * x.real + x.imag * x.imag
+                u[c] = w[(_W_U + c) * _LANES + l]
+                su += u[c].real * u[c].real + u[c].imag * u[c].imag
+            err = np.sqrt(sd) / (1.0 + np.sqrt(su))
             m = owner[i]
             for r in range(3):
                 for c in range(16):
                     sp1[r, c] = _SIGN[c] * p1[m, r, c]
-            for c in range(8):
-                u[c] = w[(_W_CUR + c) * _LANES + l]
-            err = np.inf
-            for it in range(final_newton + slow_newton):
+            for it in range(1, final_newton + slow_newton):
                 if it >= final_newton and err < 1e-8:
                     break
                 _nb_eval(u, sp1, sp1, H, J, Ht)
@@ -1837,18 +1894,29 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                 err = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(u))
                 evals[i] += 1
             if not err < 1e-8:
+                active[l] = False
                 continue
             ok[i] = True
             out[i] = u
-            if partners:  # checked like the end points of the paths: a Newton step
+            if partners:
                 _nb_partner(u, sp1, v)
-                _nb_eval(v, sp1, sp1, H, J, Ht)
-                B[:, 0] = H
-                _nb_solve(J, B, 1, A, X)
                 for c in range(8):
-                    v[c] -= X[c, 0]
-                pconv[i] = _nb_norm(X[:, 0]) / (1.0 + _nb_norm(v)) < 1e-8
-                pout[i] = v
+                    w[(_W_U + c) * _LANES + l] = v[c]
+        if not partners:
+            continue
+        _nb_newton_lanes(w, active, A, Jl, B, X)
+        for l in range(_LANES):
+            if not active[l]:
+                continue
+            i = arrived[first + l]
+            su = sd = 0.0
+            for c in range(8):
+                x = w[(_W_X0 + c) * _LANES + l]
+                sd += x.real * x.real + x.imag * x.imag
+                x = w[(_W_U + c) * _LANES + l]
+                su += x.real * x.real + x.imag * x.imag
+                pout[i, c] = x
+            pconv[i] = np.sqrt(sd) / (1.0 + np.sqrt(su)) < 1e-8
     return out, ok, evals, pout, pconv
 
 
@@ -2170,6 +2238,7 @@ def _nb_first_occurrence(u, ok, rtol):
     nb, _, n = u.shape
     out = np.ones((nb, n), np.bool_)
     n2 = np.zeros(n)
+    norm = np.zeros(n)
     for b in range(nb):
         for i in range(n):
             n2[i] = 0.0
@@ -2177,17 +2246,22 @@ def _nb_first_occurrence(u, ok, rtol):
                 for c in range(8):
                     x = u[b, c, i]
                     n2[i] += x.real * x.real + x.imag * x.imag
+            norm[i] = np.sqrt(n2[i])
         for i in range(n):
             if not ok[b, i]:
                 continue
             for j in range(i):
                 if not ok[b, j]:
                     continue
+                lim = rtol * min(1.0 + norm[i], 1.0 + norm[j])
+                # |v_i - v_j| >= ||v_i| - |v_j||: pairs whose norms differ by twice the limit
+                # are far apart, whatever the rounding of the expansion (far below lim^2).
+                if (norm[i] - norm[j]) ** 2 > 4.0 * lim * lim:
+                    continue
                 g = 0.0
                 for c in range(8):
                     x, y = u[b, c, i], u[b, c, j]
                     g += x.real * y.real + x.imag * y.imag
-                lim = rtol * min(1.0 + np.sqrt(n2[i]), 1.0 + np.sqrt(n2[j]))
                 if n2[i] + n2[j] - 2.0 * g < lim * lim:
                     out[b, i] = False
                     break
@@ -2245,13 +2319,159 @@ def _nb_design(points1, points2, cos, sin, T, D):
                               * (h[2, j, (q >> 1) & 1] * h[3, j, q & 1]))
 
 
+def _nb_null_space_chart(sv, Vt, cond, params, size):
+    """From the SVDs of the design matrices of :func:`null_space_charts` (singular values
+    ``sv`` (B, 13), ``Vt`` (B, 16, 16)): ``cond`` (B,), ``s_13 / s_1`` (0 when ``s_1`` is 0),
+    and :func:`chart_from_null_space` of ``N = Vt[:, 13:]`` into ``params`` (B, 3, 16) and
+    ``size`` (B,), in the numpy code's arithmetic (the same numbers)."""
+    coeffs = np.empty((3, 3))
+    N = Vt[:, 13:]
+    for b in range(N.shape[0]):
+        cond[b] = sv[b, 12] / sv[b, 0] if sv[b, 0] > 0.0 else 0.0
+        x, y, z = N[b, 0, 15], N[b, 1, 15], N[b, 2, 15]
+        s = np.sqrt((x * x + y * y) + z * z)
+        size[b] = s
+        s2 = s * s
+        k = s * (s + abs(x))
+        w0 = x + (-s if x < 0.0 else s)
+        coeffs[0, 0], coeffs[0, 1], coeffs[0, 2] = x / s2, y / s2, z / s2
+        coeffs[1, 0], coeffs[1, 1], coeffs[1, 2] = -(w0 * y) / k, 1.0 - (y * y) / k, -(z * y) / k
+        coeffs[2, 0], coeffs[2, 1], coeffs[2, 2] = -(w0 * z) / k, -(y * z) / k, 1.0 - (z * z) / k
+        for r in range(3):
+            for q in range(16):
+                params[b, r, q] = ((coeffs[r, 0] * N[b, 0, q] + coeffs[r, 1] * N[b, 1, q])
+                                   + coeffs[r, 2] * N[b, 2, q])
+
+
+def _nb_unitary2(zr, zi, U):
+    """:func:`_unitary2` of the Gaussian draws ``zr + i zi`` (B, 2, 2) into ``U``."""
+    for b in range(zr.shape[0]):
+        z00, z10 = complex(zr[b, 0, 0], zi[b, 0, 0]), complex(zr[b, 1, 0], zi[b, 1, 0])
+        z01, z11 = complex(zr[b, 0, 1], zi[b, 0, 1]), complex(zr[b, 1, 1], zi[b, 1, 1])
+        r = np.sqrt((z00.real * z00.real + z00.imag * z00.imag)
+                    + (z10.real * z10.real + z10.imag * z10.imag))
+        q00, q10 = z00 / r, z10 / r
+        c = q00.conjugate() * z01 + q10.conjugate() * z11
+        y0, y1 = z01 - c * q00, z11 - c * q10
+        r = np.sqrt((y0.real * y0.real + y0.imag * y0.imag)
+                    + (y1.real * y1.real + y1.imag * y1.imag))
+        U[b, 0, 0], U[b, 1, 0], U[b, 0, 1], U[b, 1, 1] = q00, q10, y0 / r, y1 / r
+
+
+def _nb_track_from_start(params, zr, zi, sp, su, order, max_steps, h0, min_step, first_tol,
+                         final_newton, slow_newton, max_norm, end_zone, rtol):
+    """:func:`track_from_start` in compiled loops: the start charts turned by the unitary
+    matrices of the Gaussian draws ``zr + i zi`` (B, 2, 2) (:func:`_nb_unitary2`), the paths
+    from the columns ``order`` of the start solutions ``su`` (8, 56) in the chart ``sp``
+    (3, 16) to the charts ``params`` (B, 3, 16) on lanes (:func:`_nb_track_lanes`, queued in
+    the order of ``order``), their partners, and the end points that are found and not
+    duplicates (:func:`_nb_first_occurrence`, relative distance ``rtol``). Returns ``u``
+    (B, 8, 56), NaN where not found, and ``found`` (B, 56)."""
+    m, half = params.shape[0], order.shape[0]
+    U = np.empty((m, 2, 2), np.complex128)
+    _nb_unitary2(zr, zi, U)
+    ps = np.empty((m, 3, 16), np.complex128)
+    pt = np.empty((m, 3, 16), np.complex128)
+    u0 = np.empty((m * half, 8), np.complex128)
+    owner = np.empty(m * half, np.int64)
+    for b in range(m):
+        for c in range(16):
+            ps[b, 0, c] = sp[0, c]
+            for j in range(2):
+                ps[b, 1 + j, c] = sp[1, c] * U[b, 0, j] + sp[2, c] * U[b, 1, j]
+            for r in range(3):
+                pt[b, r, c] = params[b, r, c]
+        for k in range(half):
+            i, q = b * half + k, order[k]
+            owner[i] = b
+            for j in range(2):
+                u0[i, j] = U[b, 0, j].conjugate() * su[0, q] + U[b, 1, j].conjugate() * su[1, q]
+            for c in range(2, 8):
+                u0[i, c] = su[c, q]
+    ue, ok, _, up, conv = _nb_track_lanes(u0, ps, pt, owner, max_steps, h0, min_step,
+                                          first_tol, final_newton, slow_newton, max_norm,
+                                          end_zone, True)
+    u = np.empty((m, 8, 2 * half), np.complex128)
+    found = np.zeros((m, 2 * half), np.bool_)
+    for b in range(m):
+        for k in range(half):
+            i, q = b * half + k, order[k]
+            for c in range(8):
+                u[b, c, q] = ue[i, c]
+                u[b, c, q + half] = up[i, c]
+            found[b, q] = ok[i]
+            found[b, q + half] = ok[i] and conv[i]
+    first = _nb_first_occurrence(u, found, rtol)
+    for b in range(m):
+        for q in range(2 * half):
+            found[b, q] &= first[b, q]
+            if not found[b, q]:
+                for c in range(8):
+                    u[b, c, q] = np.nan
+    return u, found
+
+
+def _nb_real_tensors(u, found, params, T, real_tol):
+    """The real tensors of :func:`solve_minimal` in compiled loops: for ``u`` (B, 8, 56) with
+    ``found`` (B, 56), the pairs ``k, k + 28`` that are both found and real (imaginary parts
+    at most ``real_tol (1 + |u|)``), their tensors ``f0 + a f1 + b f2`` of the charts
+    ``params`` (B, 3, 16) contracted with the normalisations ``T`` (B, 4, 2, 2) in every mode
+    (:func:`~xslit.epipolar.tensor.contract_modes`) and scaled to unit norm: ``(K, 16)``, and
+    the sample of each (K,)."""
+    nb, _, n = u.shape
+    half = n // 2
+    keep = np.zeros((nb, half), np.bool_)
+    count = 0
+    for b in range(nb):
+        for k in range(half):
+            real = found[b, k] and found[b, k + half]
+            for c in range(8):
+                for q in (k, k + half):
+                    x = u[b, c, q]
+                    real &= abs(x.imag) <= real_tol * (1.0 + abs(x))
+            keep[b, k] = real
+            if real:
+                count += 1
+    F = np.empty((count, 16))
+    owner = np.empty(count, np.int64)
+    f = np.empty(16)
+    g = np.empty(16)
+    i = 0
+    for b in range(nb):
+        for k in range(half):
+            if not keep[b, k]:
+                continue
+            a, c = u[b, 0, k].real, u[b, 1, k].real
+            for q in range(16):
+                f[q] = params[b, 0, q] + a * params[b, 1, q] + c * params[b, 2, q]
+            for mode in range(4):  # index q = 8 i + 4 j + 2 k + l, mode 0 the slowest
+                step = 8 >> mode
+                for q in range(16):
+                    bit = (q // step) & 1
+                    lo = q - bit * step
+                    g[q] = f[lo] * T[b, mode, 0, bit] + f[lo + step] * T[b, mode, 1, bit]
+                for q in range(16):
+                    f[q] = g[q]
+            s = 0.0
+            for q in range(16):
+                s += f[q] * f[q]
+            s = np.sqrt(s)
+            for q in range(16):
+                F[i, q] = f[q] / s
+            owner[i] = b
+            i += 1
+    return F, owner
+
+
 _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_chart",
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
                  "_nb_eval_lanes", "_nb_eval_lanes_hj", "_nb_eval_lanes_jt",
                  "_nb_solve_lanes_block", "_nb_solve_lanes_h", "_nb_solve_lanes_ht",
-                 "_nb_copy_lanes",
+                 "_nb_copy_lanes", "_nb_newton_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
-                 "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design")
+                 "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design",
+                 "_nb_null_space_chart", "_nb_unitary2", "_nb_track_from_start",
+                 "_nb_real_tensors")
 
 
 @functools.cache
@@ -2265,33 +2485,33 @@ def _compiled():
     if not _jit.compile_kernels(namespace, _NB_FUNCTIONS):
         return None
     return (namespace["_nb_track"], namespace["_nb_track_lanes"],
-            namespace["_nb_first_occurrence"], namespace["_nb_design"])
+            namespace["_nb_first_occurrence"], namespace["_nb_design"],
+            namespace["_nb_null_space_chart"], namespace["_nb_track_from_start"],
+            namespace["_nb_real_tensors"])
 
 
 def _kernels(backend: str):
-    """The compiled ``(track, track_lanes, first_occurrence, design)`` kernels that ``backend``
-    selects, or None for the numpy implementation."""
+    """The compiled ``(track, track_lanes, first_occurrence, design, chart, track_from_start,
+    real_tensors)`` kernels that ``backend`` selects, or None for the numpy implementation."""
     return _jit.select_kernels(backend, _compiled, "the minimal solver", available=HAVE_NUMBA)
 
 
 def _track_compiled(kernels, u0, p0, p1, owner, *, hermite=False, max_steps=150, h0=0.05,
-                    min_step=1e-7, first_tol=3e-2, final_newton=3, slow_newton=40,
-                    max_norm=1e8, end_zone=1e-4, partners=False):
+                    min_step=1e-7, first_tol=5e-2, final_newton=3, slow_newton=40,
+                    max_norm=1e8, end_zone=1e-4):
     """:func:`track_paths` by the compiled kernels (:func:`_kernels`), rows first: ``u0``
     (P, 8), charts ``p0[owner]`` and ``p1[owner]`` with ``p0, p1`` (M, 3, 16), all complex and
     C-contiguous. The Runge-Kutta predictor runs on lanes of paths (:func:`_nb_track_lanes`),
     the Hermite one path by path (:func:`_nb_track`). Returns the end points (P, 8) and
-    whether they converged (P,); with ``partners`` (Runge-Kutta only), also the gauge
-    transpose partners of the end points after a Newton step (P, 8) and whether those
-    converged (P,)."""
+    whether they converged (P,)."""
     args = (u0, p0, p1, np.asarray(owner, dtype=np.int64))
     opts = (int(max_steps), float(h0), float(min_step), float(first_tol), int(final_newton),
             int(slow_newton), float(max_norm), float(end_zone))
     if hermite:
         u, ok, _ = kernels[0](*args, True, *opts)
         return u, ok
-    u, ok, _, up, conv = kernels[1](*args, *opts, bool(partners))
-    return (u, ok, up, conv) if partners else (u, ok)
+    u, ok, _, _, _ = kernels[1](*args, *opts, False)
+    return u, ok
 
 
 def minimal_residuals(u, params) -> np.ndarray:
@@ -2411,8 +2631,8 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     through the last three points of the path and their velocities (cubic after the first
     step, linear at the start): no evaluation of the equations, against three for the
     fourth-order Runge-Kutta predictor ``"rk4"``, for about 1.8 times as many steps (a fifth
-    fewer evaluations; the default stays ``"rk4"``, whose end points pass the accuracy checks
-    of the tests). It is accepted when the first correction :math:`e_1`
+    fewer evaluations, measured with ``first_tol`` 0.03 for ``"rk4"``; the default stays
+    ``"rk4"``, whose end points pass the accuracy checks of the tests). It is accepted when the first correction :math:`e_1`
     (relative to :math:`1 + |u|`) is below ``first_tol``, the second has contracted to a tenth
     of it (or to rounding level) and :math:`|u|` stays below ``max_norm``; the next step is
     :math:`h \cdot 0.5\, (\text{first\_tol} / e_1)^{1/5}`, within [0.5 h, 2.5 h] after an
@@ -2442,7 +2662,8 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
     h0 : float
         First step in :math:`t`.
     first_tol : float, optional
-        0.1 for ``"hermite"``, 0.03 for ``"rk4"``.
+        0.1 for ``"hermite"``, 0.05 for ``"rk4"`` (on 3,000 noise-free samples 4.6% fewer
+        evaluations than 0.03, and as many samples with all paths converged; 0.07 lost some).
     min_step, max_norm, end_zone : float
     final_newton, slow_newton : int
         Newton steps on the target system after reaching :math:`t = 1`.
@@ -2466,7 +2687,7 @@ def track_paths(u0, start, target, *, predictor: str = "rk4", max_steps: int | N
         raise ValueError(f"predictor must be 'hermite' or 'rk4', got {predictor!r}")
     hermite = predictor == "hermite"
     max_steps = (400 if hermite else 150) if max_steps is None else max_steps
-    first_tol = (0.1 if hermite else 3e-2) if first_tol is None else first_tol
+    first_tol = (0.1 if hermite else 5e-2) if first_tol is None else first_tol
     kernels = _kernels(backend)
     u = np.array(u0, dtype=complex)
     p0 = np.asarray(start, dtype=complex)
@@ -2650,12 +2871,22 @@ def _unitary2(rng, size):
 _FINAL_NEWTON = 1
 
 #: The order in which the compiled kernel queues the 28 paths of an instance: by decreasing mean
-#: length (evaluations per path on 400 noise-free samples, from 226 down to 130), so that the
-#: lanes left idle at the end of a single sample wait for short paths only. Each path's
+#: length (evaluations per path on 400 noise-free samples, from 226 down to 130, with
+#: ``first_tol`` 0.03; with 0.05, from 213 down to 126 on 500 others, in nearly this order,
+#: which queued the paths as well), so that the lanes left idle at the end of a single sample
+#: wait for short paths only. Each path's
 #: arithmetic does not depend on its lane, so the solutions are the same in any order.
 _PATH_ORDER = np.array([19, 22, 24, 23, 11, 14, 25, 9, 1, 10, 13, 26, 20, 5, 6, 15, 3, 7, 17,
                         16, 18, 12, 4, 2, 21, 8, 0, 27])
-_PATH_RANK = np.argsort(_PATH_ORDER)
+
+#: The options of the compiled kernel's paths in :func:`track_from_start` (those of
+#: :func:`track_paths` with the Runge-Kutta predictor): ``max_steps, h0, min_step, first_tol,
+#: final_newton, slow_newton, max_norm, end_zone``.
+_TRACK_OPTIONS = (150, 0.05, 1e-7, 5e-2, _FINAL_NEWTON, 40, 1e8, 1e-4)
+
+#: Largest distance, relative to ``1 + |u|``, of two end points counted as one solution (two
+#: paths that met).
+_DUPLICATE_RTOL = 1e-6
 
 
 def track_from_start(params, *, rng=None, start: StartSystem | None = None,
@@ -2664,7 +2895,10 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
 
     The 28 paths of each instance start at one solution of each transpose pair of the start
     system, in a random chart of it; the other 28 solutions are the gauge transposes
-    (:func:`gauge_transpose`) of the end points.
+    (:func:`gauge_transpose`) of the end points. With the compiled backend all of it, from
+    the Gaussian draws of the random chart on, is one compiled call
+    (:func:`_nb_track_from_start`): for a single sample the numpy calls around the path
+    tracker took about a third as long as the tracker itself.
 
     Parameters
     ----------
@@ -2692,6 +2926,10 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     params = np.ascontiguousarray(params, dtype=complex)  # (B, 3, 16)
     m = len(params)
     half = N_SOLUTIONS // 2
+    if kernels is not None:  # the draws of _unitary2, the rest in one compiled call
+        zr = rng.normal(size=(m, 2, 2))
+        return kernels[5](params, zr, rng.normal(size=(m, 2, 2)), sp, su, _PATH_ORDER,
+                          *_TRACK_OPTIONS, _DUPLICATE_RTOL)
     U = _unitary2(rng, m)  # chart basis [f1' f2'] = [f1 f2] U, coordinates (a, b) = U (a', b')
     ps = np.empty((m, 3, 16), dtype=complex)
     ps[:, 0] = sp[0]
@@ -2700,31 +2938,22 @@ def track_from_start(params, *, rng=None, start: StartSystem | None = None,
     u0[:, :2] = np.swapaxes(U.conj(), 1, 2) @ u0[:, :2]
     owner = np.repeat(np.arange(m), half)
     u = np.empty((m, 8, N_SOLUTIONS), dtype=complex)
-    if kernels is None:
-        pt = np.moveaxis(params, 0, -1)  # (3, 16, B)
-        ue, ok = track_paths(np.moveaxis(u0, 0, 1).reshape(8, -1),
-                             np.moveaxis(ps, 0, -1)[..., owner], pt[..., owner],
-                             final_newton=_FINAL_NEWTON, backend="numpy")
-        with np.errstate(all="ignore"):
-            Cp = gauge_transpose(matrix_from_unknowns(ue.reshape(8, m, half), pt[..., None]))
-            up = _unknowns_from_matrix(Cp, ue.reshape(8, m, half)[:2]).reshape(8, -1)
-            # The partners are checked like the end points of the paths: a Newton step.
-            d = _newton_step(up, pt[..., owner])
-            up = up - d
-            conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
-        u[:, :, :half] = np.moveaxis(ue.reshape(8, m, half), 1, 0)
-        u[:, :, half:] = np.moveaxis(up.reshape(8, m, half), 1, 0)
-    else:
-        ue, ok, up, conv = _track_compiled(
-            kernels, np.swapaxes(u0[:, :, _PATH_ORDER], 1, 2).reshape(-1, 8), ps, params,
-            owner, final_newton=_FINAL_NEWTON, partners=True)
-        u[:, :, :half] = np.swapaxes(ue.reshape(m, half, 8), 1, 2)[:, :, _PATH_RANK]
-        u[:, :, half:] = np.swapaxes(up.reshape(m, half, 8), 1, 2)[:, :, _PATH_RANK]
-        ok, conv = ok.reshape(m, half)[:, _PATH_RANK], conv.reshape(m, half)[:, _PATH_RANK]
+    pt = np.moveaxis(params, 0, -1)  # (3, 16, B)
+    ue, ok = track_paths(np.moveaxis(u0, 0, 1).reshape(8, -1),
+                         np.moveaxis(ps, 0, -1)[..., owner], pt[..., owner],
+                         final_newton=_FINAL_NEWTON, backend="numpy")
+    with np.errstate(all="ignore"):
+        Cp = gauge_transpose(matrix_from_unknowns(ue.reshape(8, m, half), pt[..., None]))
+        up = _unknowns_from_matrix(Cp, ue.reshape(8, m, half)[:2]).reshape(8, -1)
+        # The partners are checked like the end points of the paths: a Newton step.
+        d = _newton_step(up, pt[..., owner])
+        up = up - d
+        conv = np.linalg.norm(d, axis=0) < 1e-8 * (1.0 + np.linalg.norm(up, axis=0))
+    u[:, :, :half] = np.moveaxis(ue.reshape(8, m, half), 1, 0)
+    u[:, :, half:] = np.moveaxis(up.reshape(8, m, half), 1, 0)
     ok = ok.reshape(m, half)
     found = np.concatenate([ok, ok & conv.reshape(m, half)], axis=1)
-    found &= (_first_occurrence(u, found) if kernels is None
-              else kernels[2](u, found, 1e-6))
+    found &= _first_occurrence(u, found, _DUPLICATE_RTOL)
     u[~found[:, None, :].repeat(8, axis=1)] = np.nan
     return u, found
 
@@ -2826,11 +3055,17 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
     _kernels(backend)
     nb = len(p1)
     params, T, reasons = null_space_charts(p1, p2, rng, backend)
-    u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
-    found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
-    miss = np.full(nb, np.inf)  # largest structure residual of the solutions found
     todo = np.flatnonzero([r is None for r in reasons])
-    for attempt in range(retries + 1):
+    first = 0
+    if todo.size == nb:  # no degenerate sample: the first attempt's arrays as they come
+        u, found = track_from_start(params, rng=rng, start=start, backend=backend)
+        miss = _structure_residual(u, params).max(axis=1)  # largest miss of the solutions
+        todo, first = np.flatnonzero((found.sum(1) < N_SOLUTIONS) | (miss > STRUCTURE_TOL)), 1
+    else:
+        u = np.full((nb, 8, N_SOLUTIONS), np.nan + 0j)
+        found = np.zeros((nb, N_SOLUTIONS), dtype=bool)
+        miss = np.full(nb, np.inf)
+    for attempt in range(first, retries + 1):
         if todo.size == 0:
             break
         pa, Ta = params[todo], T[todo]
@@ -2840,14 +3075,12 @@ def solve_minimal_complex(points1, points2, *, rng=None, retries: int = 2,
         mt = _structure_residual(ut, pa).max(axis=1)
         nt, n0 = ft.sum(1), found[todo].sum(1)
         better = (nt > n0) | ((nt == n0) & (mt < miss[todo]))
-        if attempt == 0 and todo.size == nb and better.all():  # the arrays as they come
-            u, found, miss = ut, ft, mt
-        else:
-            keep = todo[better]
-            u[keep], found[keep] = ut[better], ft[better]
-            params[keep], T[keep], miss[keep] = pa[better], Ta[better], mt[better]
+        keep = todo[better]
+        u[keep], found[keep] = ut[better], ft[better]
+        params[keep], T[keep], miss[keep] = pa[better], Ta[better], mt[better]
         todo = todo[(found[todo].sum(1) < N_SOLUTIONS) | (miss[todo] > STRUCTURE_TOL)]
-    todo = todo[found[todo].sum(1) < N_SOLUTIONS]
+    if todo.size:
+        todo = todo[found[todo].sum(1) < N_SOLUTIONS]
     for k in todo:
         reasons[k] = (f"{N_SOLUTIONS - found[k].sum()} of the {N_SOLUTIONS} complex solutions "
                       f"were not found (failed homotopy paths)")
@@ -2864,9 +3097,12 @@ def _structure_residual(u, params, size: float = 1000.0) -> np.ndarray:
     the entries of :math:`C` (on 500 noise-free samples, every solution that missed by more
     than 1e-10 had :math:`|u| > 400`, by more than 1e-9, half :data:`STRUCTURE_TOL`,
     :math:`|u| > 1100`; about one sample in eight has a solution above 1000)."""
+    r = np.zeros((u.shape[0], u.shape[2]))
+    # |u| > size needs an entry above size / sqrt(8); fmax skips the NaN of those not found.
+    if not np.fmax.reduce(np.abs(u), axis=None) > size / np.sqrt(8.0):
+        return r
     far = np.linalg.norm(u, axis=1) > size  # (B, 56), False where not found (NaN)
-    r = np.zeros(far.shape)
-    if not np.any(far):
+    if not far.any():
         return r
     b, k = np.nonzero(far)
     v, p = u[b, :, k], params[b]  # (K, 8), (K, 3, 16)
@@ -2889,27 +3125,52 @@ def _design_rows(v, w):
 def chart_from_null_space(N) -> tuple[np.ndarray, np.ndarray]:
     r"""The chart ``(f0, f1, f2)`` of :math:`\operatorname{span}(N)` with :math:`f_{2222} = 1`.
 
+    With :math:`n` the last column of :math:`N` and :math:`s = |n|`, ``f0`` is
+    :math:`N^T n / s^2` and ``f1, f2`` are :math:`N^T e_1, N^T e_2` for the last two columns
+    :math:`e_1, e_2` of the Householder reflection that maps :math:`n` to
+    :math:`\mp s\,(1, 0, 0)`, an orthonormal basis of the complement of :math:`n` in closed
+    form:
+
+    .. math:: H = I - \frac{w w^T}{s (s + |n_1|)}, \qquad
+              w = n + \operatorname{sign}(n_1)\, s\, (1, 0, 0).
+
     Parameters
     ----------
     N : (..., 3, 16) array_like
-        Orthonormal rows spanning the null space.
+        Real orthonormal rows spanning the null space.
 
     Returns
     -------
     params : (..., 3, 16) ndarray
-        ``f0 = N^T n / |n|^2`` with ``n = N[:, 15]``, and ``f1, f2`` an orthonormal basis of
-        the tensors of ``span(N)`` with ``f[15] = 0``.
+        ``f0`` with ``f0[15] = 1``, and ``f1, f2`` an orthonormal basis of the tensors of
+        ``span(N)`` with ``f[15] = 0``.
     size : (...,) ndarray
         ``|n|``: small when ``f_2222`` nearly vanishes on the whole null space.
+
+    Examples
+    --------
+    >>> N = np.linalg.qr(np.random.default_rng(0).normal(size=(16, 3)))[0].T
+    >>> params, size = chart_from_null_space(N)
+    >>> bool(np.allclose(params[:, 15], [1, 0, 0]) and np.allclose(params[1:] @ params[1:].T,
+    ...                                                           np.eye(2)))
+    True
     """
-    N = np.asarray(N)
-    n15 = N[..., :, 15]
-    size = np.linalg.norm(n15, axis=-1)
-    _, _, Vt = np.linalg.svd(n15[..., None, :])  # rows 1, 2: orthonormal complement of n15
+    N = np.asarray(N, dtype=float)
+    # Written out entry by entry in the order of the compiled kernel (the same numbers).
+    x, y, z = N[..., 0, 15], N[..., 1, 15], N[..., 2, 15]
+    size = np.sqrt((x * x + y * y) + z * z)
+    coeffs = np.empty((*N.shape[:-2], 3, 3))
     with np.errstate(divide="ignore", invalid="ignore"):
-        x0 = n15 / (size * size)[..., None]
-    coeffs = np.concatenate([x0[..., None, :], Vt[..., 1:, :]], axis=-2)
-    return coeffs @ N, size
+        s2 = size * size
+        k = size * (size + np.abs(x))
+        w0 = x + np.where(x < 0.0, -size, size)
+        coeffs[..., 0, 0], coeffs[..., 0, 1], coeffs[..., 0, 2] = x / s2, y / s2, z / s2
+        coeffs[..., 1, 0], coeffs[..., 1, 1] = -(w0 * y) / k, 1.0 - (y * y) / k
+        coeffs[..., 1, 2], coeffs[..., 2, 0] = -(z * y) / k, -(w0 * z) / k
+        coeffs[..., 2, 1], coeffs[..., 2, 2] = -(y * z) / k, 1.0 - (z * z) / k
+    params = ((coeffs[..., :, :1] * N[..., None, 0, :] + coeffs[..., :, 1:2] * N[..., None, 1, :])
+              + coeffs[..., :, 2:] * N[..., None, 2, :])
+    return params, size
 
 
 def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
@@ -2949,8 +3210,8 @@ def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
     kernels = _kernels(backend)
     shape = (4, len(points1))
     # The angles and signs of Generator.choice((-1, 1)), drawn the same way.
-    angle = rng.uniform(np.pi / 6, np.pi / 3, size=shape) * np.array(
-        [-1.0, 1.0])[rng.integers(0, 2, size=shape)]
+    angle = rng.uniform(np.pi / 6, np.pi / 3, size=shape) * (
+        2.0 * rng.integers(0, 2, size=shape) - 1.0)
     cos, sin = np.cos(angle), np.sin(angle)
     T = np.empty((*shape, 2, 2))  # (4, B, 2, 2)
     if kernels is not None:
@@ -2967,9 +3228,13 @@ def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
         h = T[..., :, :1] * cols[..., None, :] + T[..., :, 1:]  # (4, B, 2, 13) homogeneous
         D = _design_rows(h[:, :, 0], h[:, :, 1])
     _, s, Vt = np.linalg.svd(D)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cond = np.where(s[:, 0] > 0, s[:, 12] / s[:, 0], 0.0)
-    params, size = chart_from_null_space(Vt[:, 13:])
+    if kernels is not None:
+        cond, size, params = np.empty(shape[1]), np.empty(shape[1]), np.empty((shape[1], 3, 16))
+        kernels[4](s, Vt, cond, params, size)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cond = np.where(s[:, 0] > 0, s[:, 12] / s[:, 0], 0.0)
+        params, size = chart_from_null_space(Vt[:, 13:])
     reasons = []
     for c, z in zip(cond, size, strict=True):
         if not c > COND_TOL:
@@ -2980,7 +3245,7 @@ def null_space_charts(points1, points2, rng=None, backend: str = "auto"):
                            "gauge c12 = c13 = c14 = 1 does not exist)")
         else:
             reasons.append(None)
-    return params, np.moveaxis(T, 0, 1), reasons
+    return params, T.transpose(1, 0, 2, 3), reasons
 
 
 def _check_samples(points1, points2):
@@ -3064,6 +3329,11 @@ def solve_minimal(points1, points2, *, rng=None, backend: str = "auto") -> Minim
     """
     sol = solve_minimal_complex(points1, points2, rng=rng, backend=backend)
     u, found = sol.solutions, sol.found
+    kernels = _kernels(backend)
+    if kernels is not None:
+        # T contiguous for one batch or one sample alike: one compiled version of the kernel.
+        F, bi = kernels[6](u, found, sol.params, np.ascontiguousarray(sol.T), REAL_TOL)
+        return MinimalSolutions(F.reshape(-1, 2, 2, 2, 2), bi, sol.reasons, found.sum(axis=1))
     half = N_SOLUTIONS // 2
     # NaN (solutions not found) compares False: not real.
     real = found & np.all(np.abs(u.imag) <= REAL_TOL * (1.0 + np.abs(u)), axis=1)
