@@ -229,11 +229,25 @@ def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return tuple(np.stack([E[m], C[m]]) for m in range(4))
 
 
+#: :func:`matrix_from_cameras` refuses first rows whose matrix (rows scaled to unit length)
+#: has a condition number beyond this: the frame then multiplies rounding errors by as much
+#: (a nearly pure translation, rotations 1e-10 apart, gave a tensor 1.0 from the cameras' in
+#: projective distance at 2.7e10).
+FRAME_CONDITION = 1e8
+#: :func:`matrix_from_cameras` refuses a pair whose smallest of ``|c12|, |c13|, |c14|`` in the
+#: canonical frame is at most this fraction of the largest entry of ``C`` (no usable gauge).
+GAUGE_TOLERANCE = 1e-6
+
+
 def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
     """``C`` of a camera pair in the canonical frame (eq. vecrep), gauge ``c12 = c13 = c14 = 1``.
 
     The frame is ``H = inv([A1[0]; A2[0]; B1[0]; B2[0]])``; raises ValueError when those four
-    rows are dependent (the canonical frame does not exist).
+    rows are dependent or nearly so (:data:`FRAME_CONDITION`; the canonical frame does not
+    exist), or when one of ``c12, c13, c14`` of the matrix in that frame is zero or nearly so
+    (:data:`GAUGE_TOLERANCE`; the gauge does not exist, or scales the entries beyond what
+    double precision holds: e.g. ``A1 = [f 0 0 0; 0 0 1 0]`` with a second row that has no
+    component on the frame's second axis).
 
     Parameters
     ----------
@@ -242,16 +256,29 @@ def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
     A1, A2, B1, B2 = (check_batch(n, a, (2, 4), batched=False) for n, a in
                       (("A1", A1), ("A2", A2), ("B1", B1), ("B2", B2)))
     rows = np.stack([A1[0], A2[0], B1[0], B2[0]])
-    if abs(np.linalg.det(rows / np.linalg.norm(rows, axis=1, keepdims=True))) < 1e-12:
-        raise ValueError("A1, A2, B1 and B2 must have independent first rows, got dependent "
-                         "ones (the canonical frame of eq. vecrep does not exist)")
+    cond = np.linalg.cond(rows / np.linalg.norm(rows, axis=1, keepdims=True))
+    if not cond < FRAME_CONDITION:
+        raise ValueError(f"A1, A2, B1 and B2 must have independent first rows, got nearly "
+                         f"dependent ones (condition number {cond:.3g}: the canonical frame of "
+                         "eq. vecrep does not exist, or loses the tensor's digits)")
     Hinv = np.linalg.inv(rows)
     C = np.stack([A1[1], A2[1], B1[1], B2[1]]) @ Hinv
+    # Gauges with c1j near zero scale C's entries by 1 / c1j and its minors by up to the
+    # fourth power: at 1e-9 relative the tensor of the matrix lost all its digits.
+    first = np.abs(C[0, 1:])
+    if first.min() <= GAUGE_TOLERANCE * np.abs(C).max():
+        raise ValueError(f"A1, A2, B1 and B2 must give c12, c13, c14 != 0 in the canonical "
+                         f"frame of eq. vecrep, got {C[0, 1:].tolist()} for entries up to "
+                         f"{np.abs(C).max():.3g} (the gauge c12 = c13 = c14 = 1 does not exist "
+                         "or loses the tensor's digits)")
     return normalize_matrix_gauge(C)
 
 
 def normalize_matrix_gauge(C) -> np.ndarray:
     """The representative ``D^{-1} C D`` with ``c12 = c13 = c14 = 1`` (batched ``(..., 4, 4)``).
+
+    Where one of ``c12, c13, c14`` is zero the gauge does not exist, and that representative
+    holds inf or NaN.
 
     Parameters
     ----------
@@ -259,9 +286,10 @@ def normalize_matrix_gauge(C) -> np.ndarray:
     """
     C = _check_C(C)
     dvec = np.ones(C.shape[:-1])
+    # Where c1j = 0 the gauge does not exist: the representative is inf or NaN.
     with np.errstate(divide="ignore", invalid="ignore"):
         dvec[..., 1:] = 1.0 / C[..., 0, 1:]
-    return C * dvec[..., None, :] / dvec[..., :, None]
+        return C * dvec[..., None, :] / dvec[..., :, None]
 
 
 def balance_matrix(C) -> np.ndarray:
