@@ -14,7 +14,7 @@ Printed per method: scenes that keep at least ``--keeps``, failures (with their 
 first words of the reason), and the seeds that keep less (kept / the true tensor's), marked
 ``*`` where the estimate fits the data at least as well as the maximum-likelihood tensor (the
 truth polished on the correspondences within the threshold,
-``xslit.epipolar.variety.refine_on_variety``): its truncated quadratic loss over all
+``xslit.synthetic.noise_ceiling``): its truncated quadratic loss over all
 correspondences at most 1.001 times that tensor's. On few correspondences another mask can
 fit better than the truth's optimum, and no estimator could prefer the truth's there; the
 count of scenes that keep enough or fit as well is printed too (what the data allow).
@@ -33,9 +33,8 @@ import numpy as np
 import xslit
 from xslit.epipolar import sampson_distance
 from xslit.epipolar.estimate import estimate_epipolar_tensor, robust_options
-from xslit.epipolar.variety import refine_on_variety
 from xslit.robust import msac_loss
-from xslit.synthetic import random_sweep_scene
+from xslit.synthetic import noise_ceiling, random_sweep_scene
 
 METHODS = ("FM_LINEAR", "FM_RANSAC", "FM_LMEDS", "USAC_DEFAULT", "USAC_ACCURATE")
 
@@ -96,9 +95,8 @@ def main(argv=None):
                 t["keep"] += 1
                 t["fits"] += 1
                 continue
-            ml = refine_on_variety(scene.F, p1, p2, keep, thr, rng=0)
             fits = (msac_loss(sampson_distance(F, p1, p2), thr)
-                    <= 1.001 * msac_loss(ml.distances, thr))
+                    <= 1.001 * noise_ceiling(scene, thr).ml_loss)
             t["fits"] += int(fits)
             t["short"].append(f"{seed} ({kept}/{int(keep.sum())}{'*' if fits else ''})")
     print(f"{args.scenes} outlier-free sweep scenes (max-n {args.max_n}), threshold 3 sigma; "

@@ -116,18 +116,24 @@ def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.
         raise ValueError(f"design must have shape (n, 16) with n >= 16, got {design.shape}")
     kept = np.ones(len(design), bool)
     V, w = eigen_tall(design)
-    weak = slice(1, 1 + WEAK_DIRECTIONS)
     for _ in range(rounds):
         idx = np.flatnonzero(kept)
         rows = design if len(idx) == len(design) else design[idx]
-        Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
-        leverage = np.einsum("ij,ij->i", Y, Y)
-        drop = leverage > LEVERAGE_FACTOR * WEAK_DIRECTIONS / len(idx)
+        drop = _holds_weak_directions(rows, V, w, len(idx))
         if not drop.any() or len(idx) - np.count_nonzero(drop) < 2 * 16:
             break
         kept[idx[drop]] = False
         V, w = eigen_tall(design[kept])
     return V, w, kept
+
+
+def _holds_weak_directions(rows, V, w, count) -> np.ndarray:
+    """Rows whose leverage ``sum_j (d_i . v_j / s_j)^2`` on the ``WEAK_DIRECTIONS`` directions
+    above the least one of the eigenbasis ``V, w`` exceeds ``LEVERAGE_FACTOR`` times its
+    average over ``count`` rows."""
+    weak = slice(1, 1 + WEAK_DIRECTIONS)
+    Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
+    return np.einsum("ij,ij->i", Y, Y) > LEVERAGE_FACTOR * WEAK_DIRECTIONS / count
 
 
 def family_members(rows, basis) -> np.ndarray:
@@ -302,10 +308,7 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
     left = np.zeros(n, bool)
     left[fitted[~kept]] = True
     if len(fitted) < len(rows):  # the leverage of every inlier on the weak directions
-        weak = slice(1, 1 + WEAK_DIRECTIONS)
-        Y = (design[rows] @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
-        leverage = np.einsum("ij,ij->i", Y, Y)
-        left[rows[leverage > LEVERAGE_FACTOR * WEAK_DIRECTIONS / np.count_nonzero(kept)]] = True
+        left[rows[_holds_weak_directions(design[rows], V, w, np.count_nonzero(kept))]] = True
     # Points far from the model (beyond its noise tail) and the inliers that held it.
     candidates = np.flatnonzero(left | (r0 > 3.0 * threshold))
     if len(candidates) < 15:
