@@ -584,6 +584,29 @@ def test_taubin_matrices_from_design_equal_a_pass_over_the_points():
                                        atol=MOMENT_RTOL * np.abs(want).max())
 
 
+def test_taubin_basis_holds_the_least_generalised_eigenvectors():
+    """Taubin's basis: each vector solves the generalised eigenproblem with its eigenvalue
+    (the constant entry eliminated), the first is Taubin's fit, and the eigenvalues ascend."""
+    from xslit.epipolar.estimate import EpipolarProblem
+    from xslit.epipolar.linear import taubin_basis, taubin_fit, taubin_matrices_from_design
+
+    s = random_two_view_scene(4, 300, sigma=0.5)
+    problem = EpipolarProblem(s["points1"], s["points2"])
+    M, N = taubin_matrices_from_design(problem.design, np.ones(300, bool),
+                                       problem.frame[:, 0, 0])
+    basis, ratios = taubin_basis(M, N, 3)
+    f, fit_ratios = taubin_fit(M, N)
+    np.testing.assert_array_equal(basis[0], f)
+    np.testing.assert_array_equal(ratios, fit_ratios)
+    assert np.all(np.diff(ratios[:15]) >= 0) and np.isinf(ratios[15])
+    np.testing.assert_allclose(np.linalg.norm(basis, axis=1), 1.0, rtol=1e-12)
+    for v, lam in zip(basis, ratios, strict=False):
+        # M v = lam N v on the 15 entries with a gradient; the constant row is the
+        # elimination itself (M v)[15] = 0.
+        residual = M @ v - lam * N @ v
+        assert np.abs(residual).max() <= 1e-9 * np.abs(M).max()
+
+
 def test_lo_inner_fits_from_a_nearby_model_equal_the_eigh_fits():
     """Local optimisation's inner fits by inverse iteration from the model whose inliers
     they sample agree with the SVD of their rows, as the Gram-pass fits do."""

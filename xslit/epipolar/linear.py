@@ -491,6 +491,25 @@ def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
     """The least generalised eigenvector of ``(M, N)`` (:func:`taubin_matrices`) and all the
     generalised eigenvalues, ascending (:func:`solve_taubin` in the normalised frame).
 
+    Returns
+    -------
+    f : (16,) ndarray of unit norm
+    ratios : (16,) ndarray
+        The 15 finite generalised eigenvalues, then ``inf``.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``N[:15, :15]`` is singular (see :func:`taubin_basis`).
+    """
+    basis, ratios = taubin_basis(M, N, 1)
+    return basis[0], ratios
+
+
+def taubin_basis(M, N, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``count`` least generalised eigenvectors of ``(M, N)`` (:func:`taubin_matrices`)
+    and all the generalised eigenvalues, ascending.
+
     The constant entry (the last) has no gradient, so the last row and column of ``N`` vanish
     and that entry is eliminated exactly: ``f_15 = -M[15, :15] g / M[15, 15]``, and ``g``
     solves the definite problem ``S g = lambda N[:15, :15] g`` with ``S`` the Schur complement
@@ -498,7 +517,8 @@ def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    f : (16,) ndarray of unit norm
+    basis : (count, 16) ndarray
+        The eigenvectors, each of unit norm (the least first).
     ratios : (16,) ndarray
         The 15 finite generalised eigenvalues, then ``inf``.
 
@@ -517,15 +537,17 @@ def taubin_fit(M, N) -> tuple[np.ndarray, np.ndarray]:
     lam, V, info = dsygv(S, N[:15, :15])
     if info != 0:
         raise np.linalg.LinAlgError(f"dsygv failed (info {info}): N is not positive definite")
-    g = V[:, 0]
-    f = np.empty(16)
-    f[:15] = g
-    f[15] = -(M[15, :15] @ g) / m
-    f /= math.sqrt(f @ f)
+    basis = np.empty((count, 16))
+    for k in range(count):
+        g = V[:, k]
+        f = basis[k]
+        f[:15] = g
+        f[15] = -(M[15, :15] @ g) / m
+        f /= math.sqrt(f @ f)
     ratios = np.empty(16)
     np.maximum(lam, 0.0, out=ratios[:15])
     ratios[15] = np.inf
-    return f, ratios
+    return basis, ratios
 
 
 def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.ndarray | None:

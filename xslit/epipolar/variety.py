@@ -470,9 +470,10 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
 
     Parameters
     ----------
-    F : (2, 2, 2, 2) array_like
+    F : (2, 2, 2, 2) or (K, 2, 2, 2, 2) array_like
         Starting tensor, in pixels or in the coordinates of ``frame`` (need not be on the
-        variety).
+        variety), or ``K`` of them whose candidate starts are ranked together (flattened
+        entries, (16,) or (K, 16), are accepted too).
     points1, points2 : (N, 2) ndarray
         Correspondences, in pixels.
     inliers : (N,) bool array_like, optional
@@ -531,7 +532,12 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     if len(idx) < 13:
         raise ValueError(f"inliers: the tensor has 13 degrees of freedom, got {len(idx)} "
                          "correspondences")
-    f = np.asarray(F, dtype=float).reshape(16)
+    f = np.asarray(F, dtype=float)
+    if not (f.shape[-4:] == (2, 2, 2, 2) and f.ndim in (4, 5)
+            or f.shape[-1:] == (16,) and f.ndim in (1, 2)) or f.size == 0:
+        raise ValueError("F must have shape (2, 2, 2, 2) or (K, 2, 2, 2, 2) (or flattened, "
+                         f"(16,) or (K, 16)), got {f.shape}")
+    f = f.reshape(-1, 16)
     if frame is not None and _is_normalization(frame):
         T = np.asarray(frame, dtype=float)
         f_n = f.copy()
@@ -542,10 +548,12 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         T, normed = np.stack(Ts), np.stack(normed)
         # A pixel tensor is f_n @ kron(T), one in the frame f_n @ kron(T) @ kron(frame)^-1.
         if frame is None:
-            f_n = f @ np.linalg.inv(kron_modes(*T))
+            X = np.linalg.inv(kron_modes(*T))
         else:
-            f_n = f @ kron_modes(*(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
-    f_n /= np.linalg.norm(f_n)
+            X = kron_modes(*(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
+        f_n = np.stack([g @ X for g in f])
+    for g in f_n:  # one start at a time: the same numbers for one start as for several
+        g /= np.linalg.norm(g)
     scales = T[:, 0, 0]
     every = _Residuals(normed, scales)
     fitted = every.subset(idx)
@@ -555,7 +563,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             start.frame_map
         return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
 
-    C, Kf = _starts(f_n)
+    C, Kf = (np.concatenate(parts) for parts in zip(*map(_starts, f_n), strict=True))
     if len(C) == 0:
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
