@@ -141,9 +141,12 @@ def test_minimal_null_vectors_decide_as_the_numpy_path(monkeypatch):
                for b in ("numpy", "numba")]
         np.testing.assert_array_equal(out[1][0], out[0][0])
         np.testing.assert_array_equal(out[1][1], out[0][1])
+    D = rng.normal(size=(64, 15, 16))
     D[3, 5] = 0.0  # a zero row: R has a zero on its diagonal
     out = [_on(b, monkeypatch, lambda: minimal_null_vectors(D, 1e-6)) for b in ("numpy", "numba")]
     np.testing.assert_array_equal(out[1][1], out[0][1])
+    # Only that sample is refused: the others of its batch are measured as usual.
+    assert not out[0][1][3] and out[0][1][np.arange(64) != 3].all()
 
 
 def test_design_rows_are_the_numpy_paths(monkeypatch):

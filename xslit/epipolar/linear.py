@@ -263,16 +263,19 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     """
     Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
     R = R[:, :15, :]
+    # An exactly singular sample (a zero on the diagonal of R, e.g. a zero design row) has
+    # c = 0; the others are measured as usual.
+    regular = np.all(np.diagonal(R, axis1=1, axis2=2), axis=1)
+    c = np.zeros(len(R))
+    Rr = R if regular.all() else R[regular]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if not np.all(np.diagonal(R, axis1=1, axis2=2)):  # an exactly singular sample
-            c = np.zeros(len(R))
-        elif _jit.USE_NUMBA and _compiled_row_kernels():  # back substitution, no LU
-            inverse_norms = np.empty(len(R))
-            _nb_triangular_inverse_norms(np.ascontiguousarray(R), inverse_norms)
-            c = 1.0 / (np.linalg.norm(R, axis=(1, 2)) * inverse_norms)
-        else:
-            c = 1.0 / (np.linalg.norm(R, axis=(1, 2))
-                       * np.linalg.norm(np.linalg.inv(R), axis=(1, 2)))
+        if len(Rr) and _jit.USE_NUMBA and _compiled_row_kernels():  # back substitution
+            inverse_norms = np.empty(len(Rr))
+            _nb_triangular_inverse_norms(np.ascontiguousarray(Rr), inverse_norms)
+            c[regular] = 1.0 / (np.linalg.norm(Rr, axis=(1, 2)) * inverse_norms)
+        elif len(Rr):
+            c[regular] = 1.0 / (np.linalg.norm(Rr, axis=(1, 2))
+                                * np.linalg.norm(np.linalg.inv(Rr), axis=(1, 2)))
     c = np.where(np.isfinite(c), c, 0.0)
     ok = c > tol
     unsure = ~ok & (15.0 * c > tol)
