@@ -1647,11 +1647,14 @@ def _nb_copy_lanes(w, src, dst, count, sign):
             w[(dst + c) * _LANES + l] = sign * w[(src + c) * _LANES + l]
 
 
-def _nb_solve_lanes(w, rhs, active, A, J, B, X):
+def _nb_solve_lanes(w, rhs, active):
     """``J^{-1} H`` into rows ``_W_X0`` (``rhs`` 0), ``J^{-1} Ht`` into rows ``_W_X1`` (1) or
     both (2) on every lane (:func:`_nb_solve_lanes_h`, :func:`_nb_solve_lanes_ht`,
     :func:`_nb_solve_lanes_block`), then both by :func:`_nb_lu` on the active lanes that were
-    flagged; ``A``, ``J`` (8, 8), ``B``, ``X`` (8, 2) are work arrays."""
+    flagged (about one solve in a thousand; its work arrays are made then). The lane kernels
+    take the work array and the lanes' flags alone: every array argument of a compiled call
+    costs two atomic reference counts, 6% of the tracker's time with the four work arrays of
+    the fallback passed down on every call."""
     if rhs == 0:
         _nb_solve_lanes_h(w)
     elif rhs == 1:
@@ -1661,6 +1664,7 @@ def _nb_solve_lanes(w, rhs, active, A, J, B, X):
     for l in range(_LANES):
         if not (active[l] and w[_W_BAD * _LANES + l].real != 0.0):
             continue
+        _, J, _, A, B, X = _nb_work()
         for i in range(8):
             for j in range(8):
                 J[i, j] = w[(_W_J + 8 * i + j) * _LANES + l]
@@ -1672,7 +1676,7 @@ def _nb_solve_lanes(w, rhs, active, A, J, B, X):
             w[(_W_X1 + i) * _LANES + l] = X[i, 1]
 
 
-def _nb_velocity_lanes(w, active, A, J, B, X, frac, slope):
+def _nb_velocity_lanes(w, active, frac, slope):
     """One Runge-Kutta stage on every lane: the slope ``-J^{-1} Ht`` at the point
     ``cur + frac h k[slope - 1]`` (``h`` in row ``_W_HA``) and the parameter in row ``_W_TS``,
     into ``k[slope]``."""
@@ -1682,17 +1686,16 @@ def _nb_velocity_lanes(w, active, A, J, B, X, frac, slope):
                                          + (frac * w[_W_HA * _LANES + l].real)
                                          * w[(_W_K + 8 * (slope - 1) + c) * _LANES + l])
     _nb_eval_lanes_jt(w)
-    _nb_solve_lanes(w, 1, active, A, J, B, X)
+    _nb_solve_lanes(w, 1, active)
     _nb_copy_lanes(w, _W_X1, _W_K + 8 * slope, 8, -1.0)
 
 
-def _nb_newton_lanes(w, active, A, J, B, X):
+def _nb_newton_lanes(w, active):
     """A Newton step on every lane at the points in rows ``_W_U`` (corrections into rows
     ``_W_X0``, subtracted from the points) in the chart of rows ``_W_SP0``, ``_W_DP`` at the
-    parameter in row ``_W_TS``; ``A``, ``J`` (8, 8), ``B``, ``X`` (8, 2) are work arrays of
-    :func:`_nb_solve_lanes`."""
+    parameter in row ``_W_TS``."""
     _nb_eval_lanes_hj(w)
-    _nb_solve_lanes(w, 0, active, A, J, B, X)
+    _nb_solve_lanes(w, 0, active)
     for c in range(8):
         for l in range(_LANES):
             w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
@@ -1724,8 +1727,10 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
     t = np.zeros(_LANES)
     h = np.zeros(_LANES)
     iters = np.zeros(_LANES, np.int64)
+    su = np.zeros(_LANES)
+    sd1 = np.zeros(_LANES)
+    sd2 = np.zeros(_LANES)
     H, J, Ht, A, B, X = _nb_work()
-    Jl = np.zeros((8, 8), np.complex128)
     sp0 = np.empty((3, 16), np.complex128)
     sp1 = np.empty((3, 16), np.complex128)
     dp = np.empty((3, 16), np.complex128)
@@ -1769,7 +1774,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
             for l in range(_LANES):
                 w[_W_TS * _LANES + l] = t[l] + (1.0 if s == 3 else 0.5) * w[_W_HA * _LANES
                                                                             + l].real
-            _nb_velocity_lanes(w, active, A, Jl, B, X, 1.0 if s == 3 else 0.5, s)
+            _nb_velocity_lanes(w, active, 1.0 if s == 3 else 0.5, s)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] = w[(_W_CUR + c) * _LANES + l] + (
@@ -1779,34 +1784,40 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
         for l in range(_LANES):
             w[_W_TS * _LANES + l] = t[l] + w[_W_HA * _LANES + l].real
         _nb_eval_lanes_hj(w)
-        _nb_solve_lanes(w, 0, active, A, Jl, B, X)
+        _nb_solve_lanes(w, 0, active)
         _nb_copy_lanes(w, _W_X0, _W_D1, 8, 1.0)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
         # The second correction also gives the velocity of the next step.
         _nb_eval_lanes(w)
-        _nb_solve_lanes(w, 2, active, A, Jl, B, X)
+        _nb_solve_lanes(w, 2, active)
         for c in range(8):
             for l in range(_LANES):
                 w[(_W_U + c) * _LANES + l] -= w[(_W_X0 + c) * _LANES + l]
-        for l in range(_LANES):  # the step control of _nb_track, lane by lane
+        # The squared norms of the points and corrections on all lanes (in vector
+        # instructions, each lane's sum in the order of _nb_track's), then the step control
+        # of _nb_track, lane by lane.
+        su[:] = 0.0
+        sd1[:] = 0.0
+        sd2[:] = 0.0
+        for c in range(8):
+            for l in range(_LANES):
+                x = w[(_W_U + c) * _LANES + l]
+                su[l] += x.real * x.real + x.imag * x.imag
+                x = w[(_W_D1 + c) * _LANES + l]
+                sd1[l] += x.real * x.real + x.imag * x.imag
+                x = w[(_W_X0 + c) * _LANES + l]
+                sd2[l] += x.real * x.real + x.imag * x.imag
+        for l in range(_LANES):
             if not active[l]:
                 continue
             i = path[l]
             evals[i] += 5
             iters[l] += 1
-            su = sd1 = sd2 = 0.0
-            for c in range(8):
-                x = w[(_W_U + c) * _LANES + l]
-                su += x.real * x.real + x.imag * x.imag
-                x = w[(_W_D1 + c) * _LANES + l]
-                sd1 += x.real * x.real + x.imag * x.imag
-                x = w[(_W_X0 + c) * _LANES + l]
-                sd2 += x.real * x.real + x.imag * x.imag
-            scale = 1.0 + np.sqrt(su)
-            e1 = np.sqrt(sd1) / scale
-            e2 = np.sqrt(sd2) / scale
+            scale = 1.0 + np.sqrt(su[l])
+            e1 = np.sqrt(sd1[l]) / scale
+            e2 = np.sqrt(sd2[l]) / scale
             good = e1 < first_tol and (e2 < 0.1 * e1 or e2 < 1e-11) and scale < max_norm
             # The factor 0.5 (first_tol / e1)^(1/5) of _nb_track, its power taken only where
             # the clipping below keeps it (above 2.5 from a ratio of 3125 on, below 0.5 under
@@ -1866,7 +1877,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
             w[_W_TS * _LANES + l] = 0.0  # the chart sp0 + 0 dp: the target's
             for c in range(8):
                 w[(_W_U + c) * _LANES + l] = ends[i, c]
-        _nb_newton_lanes(w, active, A, Jl, B, X)
+        _nb_newton_lanes(w, active)
         for l in range(_LANES):
             if not active[l]:
                 continue
@@ -1904,7 +1915,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                     w[(_W_U + c) * _LANES + l] = v[c]
         if not partners:
             continue
-        _nb_newton_lanes(w, active, A, Jl, B, X)
+        _nb_newton_lanes(w, active)
         for l in range(_LANES):
             if not active[l]:
                 continue
