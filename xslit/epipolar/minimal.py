@@ -1660,24 +1660,23 @@ _W_ROWS = _W_FAC + 1
 # tracker's time; the arithmetic is the same.
 
 
-def _nb_copy_lanes(w, src, dst, count, sign):
-    """Rows ``dst .. dst + count`` of ``w`` set to ``sign`` times rows ``src ..``."""
-    r = w.view(np.float64)
+def _nb_copy_lanes(r, src, dst, count, sign):
+    """Rows ``dst .. dst + count`` of the work array set to ``sign`` times rows ``src ..``
+    (``r`` its real view)."""
     for k in range(2 * count * _LANES):
         r[2 * dst * _LANES + k] = sign * r[2 * src * _LANES + k]
 
 
-def _nb_subtract_lanes(w, dst, src):
-    """Rows ``dst .. dst + 8`` of ``w`` minus rows ``src .. src + 8``, in place."""
-    r = w.view(np.float64)
+def _nb_subtract_lanes(r, dst, src):
+    """Rows ``dst .. dst + 8`` of the work array minus rows ``src .. src + 8``, in place (``r``
+    its real view)."""
     for k in range(16 * _LANES):
         r[2 * dst * _LANES + k] -= r[2 * src * _LANES + k]
 
 
-def _nb_step_lanes(w, dst, base, scale, div):
-    """Rows ``dst .. dst + 8`` of ``w`` set to rows ``base ..`` plus ``scale h / div`` times
-    rows ``dst ..``, with each lane's step ``h`` (row ``_W_HA``)."""
-    r = w.view(np.float64)
+def _nb_step_lanes(r, dst, base, scale, div):
+    """Rows ``dst .. dst + 8`` of the work array set to rows ``base ..`` plus ``scale h / div``
+    times rows ``dst ..``, with each lane's step ``h`` (row ``_W_HA``; ``r`` its real view)."""
     for j in range(2 * _LANES):
         r[2 * _W_FAC * _LANES + j] = (scale * r[2 * _W_HA * _LANES + (j & -2)]) / div
     for c in range(8):
@@ -1716,24 +1715,24 @@ def _nb_solve_lanes(w, rhs, active):
             w[(_W_X1 + i) * _LANES + l] = X[i, 1]
 
 
-def _nb_velocity_lanes(w, active, frac, slope):
+def _nb_velocity_lanes(w, r, active, frac, slope):
     """One Runge-Kutta stage on every lane: the slope ``-J^{-1} Ht`` at the point
     ``cur + frac h k[slope - 1]`` (``h`` in row ``_W_HA``) and the parameter in row ``_W_TS``,
     into ``k[slope]``."""
-    _nb_copy_lanes(w, _W_K + 8 * (slope - 1), _W_U, 8, 1.0)
-    _nb_step_lanes(w, _W_U, _W_CUR, frac, 1.0)
+    _nb_copy_lanes(r, _W_K + 8 * (slope - 1), _W_U, 8, 1.0)
+    _nb_step_lanes(r, _W_U, _W_CUR, frac, 1.0)
     _nb_eval_lanes_jt(w)
     _nb_solve_lanes(w, 1, active)
-    _nb_copy_lanes(w, _W_X1, _W_K + 8 * slope, 8, -1.0)
+    _nb_copy_lanes(r, _W_X1, _W_K + 8 * slope, 8, -1.0)
 
 
-def _nb_newton_lanes(w, active):
+def _nb_newton_lanes(w, r, active):
     """A Newton step on every lane at the points in rows ``_W_U`` (corrections into rows
     ``_W_X0``, subtracted from the points) in the chart of rows ``_W_SP0``, ``_W_DP`` at the
     parameter in row ``_W_TS``."""
     _nb_eval_lanes_hj(w)
     _nb_solve_lanes(w, 0, active)
-    _nb_subtract_lanes(w, _W_U, _W_X0)
+    _nb_subtract_lanes(r, _W_U, _W_X0)
 
 
 def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final_newton,
@@ -1757,6 +1756,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
     pconv = np.zeros(n, np.bool_)
     v = np.empty(8, np.complex128)
     w = np.zeros(_W_ROWS * _LANES, np.complex128)
+    wr = w.view(np.float64)  # its real and imaginary parts (the loops over whole rows)
     path = np.zeros(_LANES, np.int64)
     active = np.zeros(_LANES, np.bool_)
     t = np.zeros(_LANES)
@@ -1818,29 +1818,28 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
         # One step on all lanes: the Runge-Kutta prediction, then two Newton corrections.
         for l in range(_LANES):
             w[_W_HA * _LANES + l] = min(h[l], 1.0 - t[l])
-        _nb_copy_lanes(w, _W_VEL, _W_K, 8, 1.0)
+        _nb_copy_lanes(wr, _W_VEL, _W_K, 8, 1.0)
         for s in range(1, 4):
             for l in range(_LANES):
                 w[_W_TS * _LANES + l] = t[l] + (1.0 if s == 3 else 0.5) * w[_W_HA * _LANES
                                                                             + l].real
-            _nb_velocity_lanes(w, active, 1.0 if s == 3 else 0.5, s)
-        r = w.view(np.float64)
+            _nb_velocity_lanes(w, wr, active, 1.0 if s == 3 else 0.5, s)
         for k in range(16 * _LANES):
-            r[2 * _W_U * _LANES + k] = (r[2 * _W_K * _LANES + k]
-                                        + 2.0 * r[2 * (_W_K + 8) * _LANES + k]
-                                        + 2.0 * r[2 * (_W_K + 16) * _LANES + k]
-                                        + r[2 * (_W_K + 24) * _LANES + k])
-        _nb_step_lanes(w, _W_U, _W_CUR, 1.0, 6.0)
+            wr[2 * _W_U * _LANES + k] = (wr[2 * _W_K * _LANES + k]
+                                         + 2.0 * wr[2 * (_W_K + 8) * _LANES + k]
+                                         + 2.0 * wr[2 * (_W_K + 16) * _LANES + k]
+                                         + wr[2 * (_W_K + 24) * _LANES + k])
+        _nb_step_lanes(wr, _W_U, _W_CUR, 1.0, 6.0)
         for l in range(_LANES):
             w[_W_TS * _LANES + l] = t[l] + w[_W_HA * _LANES + l].real
         _nb_eval_lanes_hj(w)
         _nb_solve_lanes(w, 0, active)
-        _nb_copy_lanes(w, _W_X0, _W_D1, 8, 1.0)
-        _nb_subtract_lanes(w, _W_U, _W_X0)
+        _nb_copy_lanes(wr, _W_X0, _W_D1, 8, 1.0)
+        _nb_subtract_lanes(wr, _W_U, _W_X0)
         # The second correction also gives the velocity of the next step.
         _nb_eval_lanes(w)
         _nb_solve_lanes(w, 2, active)
-        _nb_subtract_lanes(w, _W_U, _W_X0)
+        _nb_subtract_lanes(wr, _W_U, _W_X0)
         # The scales 1 + |u| and the relative corrections e1, e2 on all lanes (in vector
         # instructions, each lane's sums in the order of _nb_track's), then the step control
         # of _nb_track, lane by lane.
@@ -1926,7 +1925,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
             w[_W_TS * _LANES + l] = 0.0  # the chart sp0 + 0 dp: the target's
             for c in range(8):
                 w[(_W_U + c) * _LANES + l] = ends[i, c]
-        _nb_newton_lanes(w, active)
+        _nb_newton_lanes(w, wr, active)
         for l in range(_LANES):
             if not active[l]:
                 continue
@@ -1964,7 +1963,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                     w[(_W_U + c) * _LANES + l] = v[c]
         if not partners:
             continue
-        _nb_newton_lanes(w, active)
+        _nb_newton_lanes(w, wr, active)
         for l in range(_LANES):
             if not active[l]:
                 continue
