@@ -1840,9 +1840,9 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
         _nb_eval_lanes(w)
         _nb_solve_lanes(w, 2, active)
         _nb_subtract_lanes(wr, _W_U, _W_X0)
-        # The scales 1 + |u| and the relative corrections e1, e2 on all lanes (in vector
-        # instructions, each lane's sums in the order of _nb_track's), then the step control
-        # of _nb_track, lane by lane.
+        # The scales 1 + |u| and the relative corrections e1, e2 of all lanes first (each
+        # lane's sums in the order of _nb_track's), then the step control of _nb_track, lane
+        # by lane.
         su[:] = 0.0
         sd1[:] = 0.0
         sd2[:] = 0.0
