@@ -74,22 +74,35 @@ def axis_normalization(values) -> np.ndarray:
     return T
 
 
+#: Values per axis on which :func:`robust_axis_normalization` measures its centre and spread:
+#: more are evenly thinned to at most this many. A normalisation needs no more precision than
+#: 2,000 values give (the estimates that use it do not depend on it but through rounding and
+#: their conditioning tests), while the two selections over 10,000 values per axis cost 4% of
+#: the robust estimate of the epipolar tensor.
+NORMALIZATION_VALUES = 2000
+
+
 def robust_axis_normalization(values) -> np.ndarray:
     r"""The :math:`2 \times 2` matrix ``T`` with ``T @ [v, 1] = [s (v - m), 1]``, robust to
     gross outliers.
 
     ``m`` is the median and ``1 / s`` the mean absolute deviation from it of the 80% of the
     values closest to it, so a few wild values (a 1e12 pixel among ordinary ones) neither
-    move the origin nor collapse the other values to one point. Batched over leading axes of
+    move the origin nor collapse the other values to one point. Both are measured on at most
+    :data:`NORMALIZATION_VALUES` values (every ``k``-th). Batched over leading axes of
     ``values`` ``(..., N)``: result ``(..., 2, 2)``.
     """
     v = np.asarray(values, dtype=float)
-    m = np.median(v, axis=-1)
-    keep = max(1, int(np.ceil(0.8 * v.shape[-1])))
+    n = v.shape[-1]
+    sample = v if n <= NORMALIZATION_VALUES else v[..., ::-(-n // NORMALIZATION_VALUES)]
+    keep = max(1, int(np.ceil(0.8 * sample.shape[-1])))
+    m = np.median(sample, axis=-1)
     # The 80% smallest deviations by selection (linear time), not by a sort.
-    dev = np.partition(np.abs(v - m[..., None]), keep - 1, axis=-1)
-    spread = dev[..., :keep].mean(axis=-1)
-    spread = np.where(spread > 0, spread, np.maximum(dev.max(axis=-1), 1e-12))
+    spread = np.partition(np.abs(sample - m[..., None]), keep - 1,
+                          axis=-1)[..., :keep].mean(axis=-1)
+    if not np.all(spread > 0):  # most values equal: the largest deviation of them all
+        top = np.abs(v - m[..., None]).max(axis=-1)
+        spread = np.where(spread > 0, spread, np.maximum(top, 1e-12))
     s = 1.0 / np.where(spread > 0, spread, 1.0)
     T = np.zeros((*v.shape[:-1], 2, 2))
     T[..., 0, 0] = s
