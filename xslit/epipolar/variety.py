@@ -361,22 +361,13 @@ def _compiled_balance():
     return _nb_balance if _jit.compile_kernels(globals(), ("_nb_balance",)) else None
 
 
-#: The least damping (relative to the diagonal) of the step after a rejected one
-#: (:func:`_levenberg_marquardt`).
-REJECTED_DAMPING = 1e-6
-
-
 def _levenberg_marquardt(res, C, K, iterations):
     """Levenberg--Marquardt on one ``C`` (4, 4) minimising the squared distances of ``res`` of
     the tensor ``minors(C) @ K`` (``K`` (16, 16), frame to normalised coordinates). Returns
     ``C`` and its cost.
 
     The damping starts at ``1e-9`` of the diagonal (a Gauss--Newton step, kept only when it
-    lowers the cost), falls tenfold per kept step and grows tenfold per rejected step, to at
-    least :data:`REJECTED_DAMPING`: below it the damped step is the Gauss--Newton step to
-    about six digits, and a rejected Gauss--Newton step was retried unchanged up to eight
-    times (on 400 inliers of the benchmark at 10,000 correspondences, eight of the 17
-    evaluations of the subset polish). The three directions of the
+    lowers the cost) and grows tenfold per rejected step. The three directions of the
     diagonal similarity leave the cost unchanged; the damping keeps the system regular and
     their step components at rounding level. Converged when a step gains less than a
     thousandth of the mean squared distance (the optimum's own statistical uncertainty is of
@@ -407,7 +398,7 @@ def _levenberg_marquardt(res, C, K, iterations):
         dn, parts = res.evaluate(principal_minor_tensor(Cn).reshape(16) @ K)
         new = float(dn @ dn)
         if not new < cost:  # also NaN
-            lam = max(lam * 10.0, REJECTED_DAMPING)
+            lam *= 10.0
             if lam > 1e8:
                 break
             continue
