@@ -39,7 +39,7 @@ from .linear import (
     taubin_matrices_from_design,
     weighted_leverage,
 )
-from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
+from .tensor import SampsonRows, kron_modes
 from .variety import VarietyFit, refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor", "robust_options"]
@@ -235,8 +235,7 @@ class EpipolarProblem(RobustProblemBase):
         image 1 with ``m`` other random points of image 2 (how well chance pairs fit)."""
         m = min(int(np.ceil(np.sqrt(draws))), self.n_points // 2)
         perm = rng.permutation(self.n_points)[:2 * m]
-        return sampson_distance_pairs(model, self.points1[perm[:m]],
-                                      self.points2[perm[m:]]).ravel()
+        return self._rows.pair_distances(model, perm[:m], perm[m:]).ravel()
 
     def quality_order(self, rng):
         """PROSAC order: density of the correspondences in the joint image space."""
