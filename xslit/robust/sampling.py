@@ -9,6 +9,7 @@ support so far is found with the required confidence. :class:`UniformSampler` is
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "Sampler",
     "UniformSampler",
     "disjoint_samples",
+    "log_binom",
     "log_binom_table",
     "required_iterations",
     "sample_indices",
@@ -135,8 +137,34 @@ def log_binom_table(n_max: int, k: int) -> np.ndarray:
     k = check_positive_int("k", k, minimum=0)
     if n_max < k:
         raise ValueError(f"n_max must be at least k = {k}, got {n_max}")
+    return _log_binom_table(n_max, k).copy()
+
+
+def log_binom(n: int, k: int) -> float:
+    """``log C(n, k)``: the last entry of :func:`log_binom_table` (the same number), from the
+    remembered table.
+
+    Examples
+    --------
+    >>> round(float(np.exp(log_binom(6, 2))), 9)
+    15.0
+    """
+    n = check_positive_int("n", n, minimum=0)
+    k = check_positive_int("k", k, minimum=0)
+    if n < k:
+        raise ValueError(f"n must be at least k = {k}, got {n}")
+    return float(_log_binom_table(n, k)[-1])
+
+
+@functools.lru_cache(maxsize=8)
+def _log_binom_table(n_max: int, k: int) -> np.ndarray:
+    """:func:`log_binom_table` of valid arguments, read-only and remembered: one robust
+    estimate asks for the table of its ``(N, s)`` three times (the PROSAC schedule and two
+    tests against chance), and repeated estimates on as many points ask for it again."""
     n = np.arange(k + 1, n_max + 1, dtype=float)
-    return np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
+    table = np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
+    table.flags.writeable = False
+    return table
 
 
 def required_iterations(inlier_ratio: float, s: int, confidence: float) -> float:
@@ -245,7 +273,7 @@ class ProsacSampler:
         self.sizes = np.arange(s, n + 1)
         self.min_length = min(max(min_length, s), n)
         # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
-        self.log_binom_sizes = log_binom_table(n, s)  # log C(n, s), n = s..N
+        self.log_binom_sizes = _log_binom_table(n, s)  # log C(n, s), n = s..N (read-only)
         log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
         steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
         self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
