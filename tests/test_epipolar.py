@@ -464,6 +464,31 @@ def test_scratch_views_share_a_growing_buffer():
     assert not np.shares_memory(c, s.get("other", (4, 5)))
 
 
+def test_scratch_buffers_are_reused_after_release_but_never_under_a_live_view():
+    """A large buffer of a released Scratch serves the next Scratch of the thread (no new pages
+    to map); one that a view still refers to is not handed out; small ones are not pooled."""
+    import gc
+
+    from xslit._scratch import POOLED_MIN_BYTES, Scratch
+
+    n = 3 * POOLED_MIN_BYTES // 8 + 17  # a size no other test leaves in the pool
+    first = Scratch()
+    address = first.get("t", (n,)).__array_interface__["data"][0]
+    del first
+    gc.collect()
+    second = Scratch()
+    reused = second.get("u", (n,))  # the smallest free buffer that holds it
+    assert reused.__array_interface__["data"][0] == address
+    kept = reused  # a view outlives its Scratch
+    del second, reused
+    gc.collect()
+    third = Scratch()
+    fresh = third.get("v", (n,))
+    assert not np.shares_memory(fresh, kept)
+    small = Scratch()
+    assert small.get("w", (10,)).base.size == 10
+
+
 def test_disjoint_samples_are_uniform_and_disjoint_per_permutation():
     from xslit.robust import disjoint_samples
 
