@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,7 +75,7 @@ def family_bound(n: int) -> float:
     close together) reach only 9-16 on 1,000-2,000 correspondences, and a fixed bound of 16
     called them degenerate.
     """
-    return float(np.clip(1.0 + 80.0 / np.sqrt(max(n, 1)), 3.0, 16.0))
+    return min(max(1.0 + 80.0 / math.sqrt(max(n, 1)), 3.0), 16.0)
 
 
 #: The second polishes of :func:`_second_polishes`: the annealing from the polished tensor
@@ -84,6 +85,8 @@ def family_bound(n: int) -> float:
 FINAL_ANNEAL = 2.0
 FINAL_ANNEAL_STEPS = 3
 TRIM_LEVERAGE = 3.0
+#: The annealing's factors of the threshold, from ``FINAL_ANNEAL`` down to 1.
+_FINAL_ANNEAL_FACTORS = (FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1)).tolist()
 
 #: The polish on the variety reads its starts off the linear tensor and polishes the one that
 #: fits a few inliers best (:func:`~xslit.epipolar.variety.refine_on_variety`). When its
@@ -577,7 +580,7 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
             kept[np.flatnonzero(est.inliers)[high]] = False
             trimmed = problem.refit(model0, kept, threshold, final=False, thin=False)
     model = model0
-    for k in FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1):
+    for k in _FINAL_ANNEAL_FACTORS:
         within = problem.residuals(model[None])[0] < k * threshold
         model = problem.refit(model, within, k * threshold, final=False, thin=False)
         if model is None:

@@ -265,7 +265,11 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     angle = np.mod(np.arctan2(y[:, 0], -y[:, 1]), np.pi)
     k = np.minimum((angle / np.pi * bins).astype(int), bins - 1)
     counts = np.bincount(k, minlength=bins)
-    window = counts + np.roll(counts, 1) + np.roll(counts, -1)
+    window = counts.copy()  # counts + np.roll(counts, 1) + np.roll(counts, -1), without roll
+    window[1:] += counts[:-1]
+    window[0] += counts[-1]
+    window[:-1] += counts[1:]
+    window[-1] += counts[0]
     members = []
     counts_by_window = window.tolist()
     shared = [False] * bins  # windows that share a bin with a chosen one hold the same votes
