@@ -155,6 +155,23 @@ def test_design_rows_are_the_numpy_paths(monkeypatch):
     assert rows[1].flags.c_contiguous
 
 
+def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled robust normalisation of each axis: the same median and the trimmed mean
+    deviation summed in another order, equal to rounding; also with most values equal (the
+    largest deviation then sets the scale) and beyond the thinning to 2,000 values."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.linear import robust_axis_normalization
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(26)
+    for values in (rng.normal(500.0, 200.0, (4, 999)), rng.uniform(0, 900, (4, 5003)),
+                   np.r_[np.zeros(90), rng.normal(size=10)][None]):
+        T = [_on(b, monkeypatch, lambda: robust_axis_normalization(values))
+             for b in ("numpy", "numba")]
+        np.testing.assert_allclose(T[1], T[0], rtol=EXACT)
+
+
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
     (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both

@@ -96,10 +96,16 @@ def robust_axis_normalization(values) -> np.ndarray:
     n = v.shape[-1]
     sample = v if n <= NORMALIZATION_VALUES else v[..., ::-(-n // NORMALIZATION_VALUES)]
     keep = max(1, int(np.ceil(0.8 * sample.shape[-1])))
-    m = np.median(sample, axis=-1)
-    # The 80% smallest deviations by selection (linear time), not by a sort.
-    spread = np.partition(np.abs(sample - m[..., None]), keep - 1,
-                          axis=-1)[..., :keep].mean(axis=-1)
+    if v.ndim == 2 and n > 0 and _jit.USE_NUMBA and _compiled_row_kernels():
+        # One compiled pass per row (numba's selection, half of numpy's cost on 1,000 values):
+        # the same median, the trimmed mean summed in another order (to rounding).
+        m, spread = np.empty(len(v)), np.empty(len(v))
+        _nb_robust_spread(np.ascontiguousarray(sample), keep, m, spread)
+    else:
+        m = np.median(sample, axis=-1)
+        # The 80% smallest deviations by selection (linear time), not by a sort.
+        spread = np.partition(np.abs(sample - m[..., None]), keep - 1,
+                              axis=-1)[..., :keep].mean(axis=-1)
     if not np.all(spread > 0):  # most values equal: the largest deviation of them all
         top = np.abs(v - m[..., None]).max(axis=-1)
         spread = np.where(spread > 0, spread, np.maximum(top, 1e-12))
@@ -593,6 +599,15 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     return out.reshape(2, 2, 2, 2)
 
 
+def _nb_robust_spread(v, keep, m, spread):  # pragma: no cover - compiled
+    """Per row of ``v`` (B, N): the median into ``m`` and the mean of the ``keep`` least
+    absolute deviations from it into ``spread`` (B,) (:func:`robust_axis_normalization`; for
+    numba, :func:`_compiled_row_kernels`)."""
+    for b in range(v.shape[0]):
+        m[b] = np.median(v[b])
+        spread[b] = np.partition(np.abs(v[b] - m[b]), keep - 1)[:keep].mean()
+
+
 def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
     """:func:`design_rows` of coordinates ``(n,)`` into ``D`` (n, 16): ``D[i, 4 j + k]`` is
     ``[xy, x, y, 1][j] * [x'y', x', y', 1][k]``."""
@@ -697,7 +712,8 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_gram`, :func:`_nb_taubin_rows` and :func:`_nb_leverage` (the module's names then
     hold the compiled kernels); False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
-                                            "_nb_gram", "_nb_taubin_rows", "_nb_leverage"))
+                                            "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
+                                            "_nb_robust_spread"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
