@@ -172,6 +172,22 @@ def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
         np.testing.assert_allclose(T[1], T[0], rtol=EXACT)
 
 
+def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled steps of inverse iteration (local optimisation's inner fits): the numpy
+    path's least eigenvectors to rounding, from a start near them and from a distant one."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.linear import inverse_iteration
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(27)
+    D = rng.normal(size=(5, 40, 16))
+    G = np.swapaxes(D, 1, 2) @ D
+    for start in (np.linalg.eigh(G[0])[1][:, 0] + 0.01, rng.normal(size=16)):
+        f = [_on(b, monkeypatch, lambda: inverse_iteration(G, start)) for b in ("numpy", "numba")]
+        np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
+
+
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
     (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both

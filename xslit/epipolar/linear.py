@@ -244,6 +244,10 @@ def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     """
     shift = 1e-12 * np.trace(G, axis1=1, axis2=2)
     H = np.linalg.inv(G + shift[:, None, None] * np.eye(16))  # symmetric: x H = (H x)^T
+    if _jit.USE_NUMBA and _compiled_row_kernels():  # the steps in one compiled call
+        out = np.empty((len(G), 16))
+        _nb_inverse_steps(H, np.ascontiguousarray(start, dtype=float).reshape(16), steps, out)
+        return out
     x = np.broadcast_to(start, (len(G), 1, 16))
     for i in range(steps):
         x = x @ H
@@ -608,6 +612,26 @@ def _nb_robust_spread(v, keep, m, spread):  # pragma: no cover - compiled
         spread[b] = np.partition(np.abs(v[b] - m[b]), keep - 1)[:keep].mean()
 
 
+def _nb_inverse_steps(H, start, steps, out):  # pragma: no cover - compiled
+    """The steps of :func:`inverse_iteration` with the inverses ``H`` (B, 16, 16) from
+    ``start`` (16,) into ``out`` (B, 16) (for numba, :func:`_compiled_row_kernels`): the same
+    operations, summed in the loops' order (equal to rounding)."""
+    x = np.empty(16)
+    y = np.empty(16)
+    for b in range(H.shape[0]):
+        x[:] = start
+        for i in range(steps):
+            for k in range(16):
+                t = 0.0
+                for j in range(16):
+                    t += x[j] * H[b, j, k]
+                y[k] = t
+            if i % 4 == 3 or i == steps - 1:
+                y /= np.sqrt(np.sum(y * y))
+            x[:] = y
+        out[b] = x
+
+
 def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
     """:func:`design_rows` of coordinates ``(n,)`` into ``D`` (n, 16): ``D[i, 4 j + k]`` is
     ``[xy, x, y, 1][j] * [x'y', x', y', 1][k]``."""
@@ -709,11 +733,12 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 @functools.cache
 def _compiled_row_kernels() -> bool:
     """Compile :func:`_nb_design_rows`, :func:`_nb_triangular_inverse_norms`,
-    :func:`_nb_gram`, :func:`_nb_taubin_rows` and :func:`_nb_leverage` (the module's names then
-    hold the compiled kernels); False when numba cannot be imported."""
+    :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`
+    and :func:`_nb_inverse_steps` (the module's names then hold the compiled kernels); False
+    when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
-                                            "_nb_robust_spread"))
+                                            "_nb_robust_spread", "_nb_inverse_steps"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
