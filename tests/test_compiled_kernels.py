@@ -188,6 +188,29 @@ def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
         np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
 
 
+def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
+    """PROSAC's samples needed, compiled: the numpy path's number to rounding and the same
+    prefix (the pool it stops growing at), also when no prefix is non-random."""
+    from tolerances import EXACT
+
+    from xslit.robust.sampling import ProsacSampler
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(28)
+    for n, ratio, chance in ((1000, 0.7, 0.05), (400, 0.3, 0.2), (150, 0.05, 0.3)):
+        order = rng.permutation(n)
+        inliers = rng.uniform(size=n) < ratio
+        inliers[order[:n // 4]] = ratio > 0.1  # the best quarter all inliers, or none
+        got = []
+        for b in ("numpy", "numba"):
+            sampler = ProsacSampler(order, 15, 0.99)
+            got.append((_on(b, monkeypatch, lambda: sampler.needed(inliers, chance)),
+                        sampler.max_pool))
+        assert got[1][1] == got[0][1]
+        np.testing.assert_allclose(got[1][0], got[0][0], rtol=EXACT)
+    assert np.isinf(got[0][0]) and got[0][1] == n  # nothing beats chance: the pool grows on
+
+
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
     (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both
