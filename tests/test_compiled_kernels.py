@@ -211,6 +211,49 @@ def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
     assert np.isinf(got[0][0]) and got[0][1] == n  # nothing beats chance: the pool grows on
 
 
+def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled vote of a pencil's members: the numpy path's members to rounding, in the
+    same order, with rows that agree on one member among random ones."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.family import pencil_votes
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(29)
+    for t in range(20):
+        basis = np.linalg.qr(rng.normal(size=(16, 2)))[0]
+        f = basis @ [np.cos(t), np.sin(t)]
+        rows = rng.normal(size=(40, 16))
+        rows -= np.outer(rows @ f, f)
+        rows = np.vstack([rows + 1e-3 * rng.normal(size=rows.shape),
+                          rng.normal(size=(60, 16))])
+        members = [_on(b, monkeypatch, lambda: pencil_votes(rows, basis))
+                   for b in ("numpy", "numba")]
+        assert members[1].shape == members[0].shape
+        np.testing.assert_allclose(members[1], members[0], rtol=0, atol=EXACT)
+
+
+def test_pulled_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled leverage guard of a refit pulls the same rows as the numpy code: outliers
+    among the rows, with and without the group deletion of the high-leverage rows, and none
+    when too few rows would remain."""
+    from xslit.epipolar.linear import pulled_rows
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(30)
+    s = random_two_view_scene(6, 300, sigma=0.5, outlier_ratio=0.1)
+    design = design_rows(*normalize_axes(s["points1"], s["points2"], robust=True)[1])
+    K = np.eye(16)
+    for size, threshold in ((299, 1.0), (60, 0.5), (31, 1e-4)):
+        rows = np.sort(rng.choice(300, size, replace=False))
+        h, V, V1, w1, D = (a.copy() for a in weighted_leverage(design, rows, np.ones(300),
+                                                              Scratch()))
+        d = np.abs(D @ V[:, 0]) * rng.uniform(1.0, 3.0, size)
+        pulled = [_on(b, monkeypatch, lambda: pulled_rows(d, h, D, V1, w1, K, threshold, 15))
+                  for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(pulled[1], pulled[0])
+
+
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
     (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both

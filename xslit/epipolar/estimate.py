@@ -34,6 +34,7 @@ from .linear import (
     inverse_iteration,
     minimal_null_vectors,
     normalize_axes,
+    pulled_rows,
     taubin_fit,
     taubin_fit_from_design,
     taubin_matrices,
@@ -285,21 +286,8 @@ class EpipolarProblem(RobustProblemBase):
             return self._taubin(idx)
         h, V, V1, w1, D = lev
         d = self._single(denormalize_with(V[:, 0], self.model_from_normalized))[0][idx]
-        pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
-        # A few outliers that pull the fit together mask each other's deleted residuals:
-        # the high-leverage rows (more than 3x the average 15 / n, Hoaglin and Welsch's
-        # rule) are also deleted as a group, and those far from that fit are left out.
-        high = np.flatnonzero(h > 3.0 * 15.0 / n)
-        if len(high) and n - len(high) >= 2 * self.sample_size:
-            # The Gram matrix without those rows is a downdate of V1 diag(w1) V1^T; their
-            # distances to that fit are their weighted algebraic residuals (to first order).
-            D_high = D[high]
-            _, V_del = np.linalg.eigh((V1 * w1) @ V1.T - D_high.T @ D_high)
-            v = V_del[:, 0]
-            d_del = np.abs(D_high @ v) / np.linalg.norm(v @ self.model_from_normalized)
-            pulled[high[d_del > 2.0 * threshold]] = True
-        if n - np.count_nonzero(pulled) < self.sample_size:
-            pulled[:] = False
+        pulled = pulled_rows(d, h, D, V1, w1, self.model_from_normalized, threshold,
+                             self.sample_size)
         return self._taubin(idx[~pulled])
 
     def leverage(self, model, inliers) -> np.ndarray | None:

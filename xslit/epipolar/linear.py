@@ -32,6 +32,7 @@ __all__ = [
     "least_eigenvector",
     "minimal_null_vectors",
     "normalize_axes",
+    "pulled_rows",
     "null_vector_tall",
     "refine_pass",
     "robust_axis_normalization",
@@ -733,12 +734,13 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 @functools.cache
 def _compiled_row_kernels() -> bool:
     """Compile :func:`_nb_design_rows`, :func:`_nb_triangular_inverse_norms`,
-    :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`
-    and :func:`_nb_inverse_steps` (the module's names then hold the compiled kernels); False
-    when numba cannot be imported."""
+    :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
+    :func:`_nb_inverse_steps` and :func:`_nb_pulled_rows` (the module's names then hold the
+    compiled kernels); False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
-                                            "_nb_robust_spread", "_nb_inverse_steps"))
+                                            "_nb_robust_spread", "_nb_inverse_steps",
+                                            "_nb_pulled_rows"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
@@ -793,6 +795,81 @@ def weighted_leverage(design, rows, norms, scratch):
     V, _, _ = refine_pass(V1, Y)
     np.square(Y, out=Y)
     return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
+
+
+def pulled_rows(d, h, D, V1, w1, K, threshold, sample_size) -> np.ndarray:
+    """The rows of a refit that only fit because they pull it (the leverage guard of
+    :meth:`~xslit.epipolar.estimate.EpipolarProblem.refit`): ``(n,)`` bool.
+
+    A row whose deleted residual ``d_i / (1 - h_i)`` exceeds twice the ``threshold`` is
+    pulled. A few outliers that pull the fit together mask each other's deleted residuals:
+    the rows of high leverage (more than 3x the average 15 / n, Hoaglin and Welsch's rule)
+    are also deleted as a group (when at least ``2 sample_size`` rows remain), and those
+    farther than twice the threshold from that fit are pulled too. The Gram matrix without
+    them is a downdate of ``V1 diag(w1) V1^T``; their distances to its fit are their
+    weighted algebraic residuals (to first order). When fewer than ``sample_size`` rows
+    would remain, none is pulled. With numba, one compiled call (:func:`_nb_pulled_rows`,
+    equal to rounding).
+
+    Parameters
+    ----------
+    d : (n,) ndarray
+        Distances of the rows to the fit (units of ``threshold``).
+    h, D, V1, w1
+        Leverages, weighted rows, first-pass eigenvectors and eigenvalues of
+        :func:`weighted_leverage`.
+    K : (16, 16) ndarray
+        Map of normalised tensors to the distances' frame (:func:`denormalize_with`).
+    threshold : float
+    sample_size : int
+    """
+    n = len(h)
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        pulled = np.empty(n, bool)
+        _nb_pulled_rows(d, h, D, V1, w1, K, float(threshold), sample_size, pulled)
+        return pulled
+    pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
+    high = np.flatnonzero(h > 3.0 * 15.0 / n)
+    if len(high) and n - len(high) >= 2 * sample_size:
+        D_high = D[high]
+        _, V_del = np.linalg.eigh((V1 * w1) @ V1.T - D_high.T @ D_high)
+        v = V_del[:, 0]
+        d_del = np.abs(D_high @ v) / np.linalg.norm(v @ K)
+        pulled[high[d_del > 2.0 * threshold]] = True
+    if n - np.count_nonzero(pulled) < sample_size:
+        pulled[:] = False
+    return pulled
+
+
+def _nb_pulled_rows(d, h, D, V1, w1, K, threshold, sample_size,
+                    pulled):  # pragma: no cover - compiled
+    """:func:`pulled_rows` into ``pulled`` (n,) (for numba, :func:`_compiled_row_kernels`):
+    the numpy code's steps, its products as numba's (equal to rounding)."""
+    n = h.shape[0]
+    limit = 3.0 * 15.0 / n
+    n_high = 0
+    for i in range(n):
+        pulled[i] = d[i] > 2.0 * threshold * max(1.0 - h[i], 1e-12)
+        if h[i] > limit:
+            n_high += 1
+    if n_high and n - n_high >= 2 * sample_size:
+        high = np.empty(n_high, np.int64)
+        j = 0
+        for i in range(n):
+            if h[i] > limit:
+                high[j] = i
+                j += 1
+        D_high = np.empty((n_high, D.shape[1]))
+        for j in range(n_high):
+            D_high[j] = D[high[j]]
+        _, V_del = np.linalg.eigh(np.dot(V1 * w1, V1.T) - np.dot(D_high.T, D_high))
+        v = np.ascontiguousarray(V_del[:, 0])
+        scale = np.sqrt(np.sum(np.dot(v, K) ** 2))
+        for j in range(n_high):
+            if abs(np.dot(D_high[j], v)) / scale > 2.0 * threshold:
+                pulled[high[j]] = True
+    if n - np.sum(pulled) < sample_size:
+        pulled[:] = False
 
 
 def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
