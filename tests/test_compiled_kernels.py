@@ -158,6 +158,105 @@ def test_design_rows_are_the_numpy_paths(monkeypatch):
     assert rows[1].flags.c_contiguous
 
 
+def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled robust normalisation of each axis: the same median and the trimmed mean
+    deviation summed in another order, equal to rounding; also with most values equal (the
+    largest deviation then sets the scale) and beyond the thinning to 2,000 values."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.linear import robust_axis_normalization
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(26)
+    for values in (rng.normal(500.0, 200.0, (4, 999)), rng.uniform(0, 900, (4, 5003)),
+                   np.r_[np.zeros(90), rng.normal(size=10)][None]):
+        T = [_on(b, monkeypatch, lambda: robust_axis_normalization(values))
+             for b in ("numpy", "numba")]
+        np.testing.assert_allclose(T[1], T[0], rtol=EXACT)
+
+
+def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled steps of inverse iteration (local optimisation's inner fits): the numpy
+    path's least eigenvectors to rounding, from a start near them and from a distant one."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.linear import inverse_iteration
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(27)
+    D = rng.normal(size=(5, 40, 16))
+    G = np.swapaxes(D, 1, 2) @ D
+    for start in (np.linalg.eigh(G[0])[1][:, 0] + 0.01, rng.normal(size=16)):
+        f = [_on(b, monkeypatch, lambda: inverse_iteration(G, start)) for b in ("numpy", "numba")]
+        np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
+
+
+def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
+    """PROSAC's samples needed, compiled: the numpy path's number to rounding and the same
+    prefix (the pool it stops growing at), also when no prefix is non-random."""
+    from tolerances import EXACT
+
+    from xslit.robust.sampling import ProsacSampler
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(28)
+    for n, ratio, chance in ((1000, 0.7, 0.05), (400, 0.3, 0.2), (150, 0.05, 0.3)):
+        order = rng.permutation(n)
+        inliers = rng.uniform(size=n) < ratio
+        inliers[order[:n // 4]] = ratio > 0.1  # the best quarter all inliers, or none
+        got = []
+        for b in ("numpy", "numba"):
+            sampler = ProsacSampler(order, 15, 0.99)
+            got.append((_on(b, monkeypatch, lambda: sampler.needed(inliers, chance)),
+                        sampler.max_pool))
+        assert got[1][1] == got[0][1]
+        np.testing.assert_allclose(got[1][0], got[0][0], rtol=EXACT)
+    assert np.isinf(got[0][0]) and got[0][1] == n  # nothing beats chance: the pool grows on
+
+
+def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled vote of a pencil's members: the numpy path's members to rounding, in the
+    same order, with rows that agree on one member among random ones."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.family import pencil_votes
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(29)
+    for t in range(20):
+        basis = np.linalg.qr(rng.normal(size=(16, 2)))[0]
+        f = basis @ [np.cos(t), np.sin(t)]
+        rows = rng.normal(size=(40, 16))
+        rows -= np.outer(rows @ f, f)
+        rows = np.vstack([rows + 1e-3 * rng.normal(size=rows.shape),
+                          rng.normal(size=(60, 16))])
+        members = [_on(b, monkeypatch, lambda: pencil_votes(rows, basis))
+                   for b in ("numpy", "numba")]
+        assert members[1].shape == members[0].shape
+        np.testing.assert_allclose(members[1], members[0], rtol=0, atol=EXACT)
+
+
+def test_pulled_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled leverage guard of a refit pulls the same rows as the numpy code: outliers
+    among the rows, with and without the group deletion of the high-leverage rows, and none
+    when too few rows would remain."""
+    from xslit.epipolar.linear import pulled_rows
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(30)
+    s = random_two_view_scene(6, 300, sigma=0.5, outlier_ratio=0.1)
+    design = design_rows(*normalize_axes(s["points1"], s["points2"], robust=True)[1])
+    K = np.eye(16)
+    for size, threshold in ((299, 1.0), (60, 0.5), (31, 1e-4)):
+        rows = np.sort(rng.choice(300, size, replace=False))
+        h, V, V1, w1, D = (a.copy() for a in weighted_leverage(design, rows, np.ones(300),
+                                                              Scratch()))
+        d = np.abs(D @ V[:, 0]) * rng.uniform(1.0, 3.0, size)
+        pulled = [_on(b, monkeypatch, lambda: pulled_rows(d, h, D, V1, w1, K, threshold, 15))
+                  for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(pulled[1], pulled[0])
+
+
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
     (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both

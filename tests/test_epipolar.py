@@ -464,6 +464,39 @@ def test_scratch_views_share_a_growing_buffer():
     assert not np.shares_memory(c, s.get("other", (4, 5)))
 
 
+def test_scratch_buffers_are_reused_after_release_but_never_under_a_live_view():
+    """A large buffer of a released Scratch serves the next Scratch of the thread (no new pages
+    to map); one that a view still refers to is not handed out; small ones are not pooled. In
+    a new thread, whose pool starts empty."""
+    import gc
+    import threading
+
+    from xslit._scratch import POOLED_MIN_BYTES, Scratch
+
+    def check():
+        n = POOLED_MIN_BYTES // 8 + 17
+        first = Scratch()
+        address = first.get("t", (n,)).__array_interface__["data"][0]
+        del first
+        gc.collect()
+        second = Scratch()
+        reused = second.get("u", (n - 10,))
+        assert reused.__array_interface__["data"][0] == address
+        kept = reused  # a view outlives its Scratch
+        del second, reused
+        gc.collect()
+        third = Scratch()
+        assert not np.shares_memory(third.get("v", (n,)), kept)
+        assert Scratch().get("w", (10,)).base.size == 10
+        results.append(True)
+
+    results = []
+    worker = threading.Thread(target=check)
+    worker.start()
+    worker.join()
+    assert results == [True]
+
+
 def test_disjoint_samples_are_uniform_and_disjoint_per_permutation():
     from xslit.robust import disjoint_samples
 

@@ -1080,6 +1080,7 @@ def _calls():
         "sample_indices": (XR.sample_indices, dict(rng=rng, n=30, s=5, batch=4)),
         "disjoint_samples": (XR.disjoint_samples, dict(rng=rng, n=30, s=5, batch=4)),
         "log_binom_table": (XR.log_binom_table, dict(n_max=30, k=5)),
+        "log_binom": (XR.log_binom, dict(n=30, k=5)),
         "required_iterations": (XR.required_iterations,
                                 dict(inlier_ratio=0.5, s=5, confidence=0.99)),
         "support_needed": (XR.support_needed, dict(n=30, s=5, p0=0.1, alpha=0.01)),
@@ -1188,6 +1189,7 @@ MALFORMED = {
     ("sample_indices", "batch"): S.malformed_ints(0),
     ("disjoint_samples", "batch"): S.malformed_ints(1),
     **{("log_binom_table", a): S.malformed_ints(0) for a in ("n_max", "k")},
+    **{("log_binom", a): S.malformed_ints(0) for a in ("n", "k")},
     ("required_iterations", "inlier_ratio"): st.sampled_from([None, True, "0.5", np.nan, -0.5,
                                                               1.5]),
     ("required_iterations", "s"): S.malformed_ints(1),
@@ -1298,7 +1300,7 @@ def test_lower_level_geometry_holds_on_noise_free_matches(views):
 
 
 @covers_lower("sample_indices", "disjoint_samples", "required_iterations", "log_binom_table",
-              "support_needed", "msac_loss", "UniformSampler", "ProsacSampler",
+              "log_binom", "support_needed", "msac_loss", "UniformSampler", "ProsacSampler",
               "density_order")
 @given(S.seeds(), st.integers(2, 60), st.integers(1, 8), st.integers(0, 20),
        S.floats(0.05, 0.95), S.floats(0.5, 0.999))
@@ -1321,6 +1323,7 @@ def test_sampling_and_termination(seed, n, s, batch, w, p):
     assert -np.expm1(np.ceil(k) * np.log1p(-w ** s)) >= p - 1e-9  # P(an all-inlier sample)
     table = XR.log_binom_table(n, s)
     assert np.allclose(table, [log(comb(m, s)) for m in range(s, n + 1)])
+    assert XR.log_binom(n, s) == table[-1]
     assert s < XR.support_needed(n, s, 0.1, 1e-3) <= n + 1 or n <= s
     r = np.random.default_rng(seed).uniform(0, 3, n)
     assert np.isclose(XR.msac_loss(r, 1.5), np.sum(np.minimum(r * r, 2.25)))

@@ -5,6 +5,7 @@ Public entry points call these once; the math kernels below them assume valid in
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 
@@ -95,9 +96,11 @@ def check_real(name: str, value, *, low: float = -np.inf, high: float = np.inf,
     ...
     ValueError: fv must be a finite real number, got None
     """
-    if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, (str, bytes)):
+    if type(value) is float or type(value) is int:  # the common case, without the ABC test
+        x = float(value)
+    elif isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, (str, bytes)):
         raise ValueError(f"{name} must be {what}, got {value!r}")
-    if isinstance(value, numbers.Real):
+    elif isinstance(value, numbers.Real):
         x = float(value)
     else:
         try:
@@ -109,7 +112,7 @@ def check_real(name: str, value, *, low: float = -np.inf, high: float = np.inf,
         x = float(a.reshape(()))
     below = x <= low if low_open else x < low
     above = x >= high if high_open else x > high
-    if not np.isfinite(x) or below or above or (nonzero and x == 0):
+    if not math.isfinite(x) or below or above or (nonzero and x == 0):
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return x
 
@@ -272,6 +275,10 @@ def check_object_points(name: str, value, *, min_count: int = 0) -> np.ndarray:
 
 
 def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
+    if type(value) is int:  # the common case, without the abstract-class test (internal loops)
+        if value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
@@ -336,10 +343,10 @@ def check_threshold(name: str, value) -> float:
     >>> check_threshold("reprojThreshold", 2)
     2.0
     """
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating,
-                                                           np.integer)):
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(
+            value, (numbers.Real, np.floating, np.integer))):
         raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite positive number of pixels, got {value!r}")
     return float(value)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ from .linear import (
     inverse_iteration,
     minimal_null_vectors,
     normalize_axes,
+    pulled_rows,
     taubin_basis,
     taubin_fit,
     taubin_fit_from_design,
@@ -40,7 +42,7 @@ from .linear import (
     taubin_matrices_from_design,
     weighted_leverage,
 )
-from .tensor import SampsonRows, kron_modes, sampson_distance_pairs
+from .tensor import SampsonRows, kron_modes
 from .variety import VarietyFit, refine_on_variety
 
 __all__ = ["EpipolarEstimate", "EpipolarProblem", "estimate_epipolar_tensor", "robust_options"]
@@ -75,7 +77,7 @@ def family_bound(n: int) -> float:
     close together) reach only 9-16 on 1,000-2,000 correspondences, and a fixed bound of 16
     called them degenerate.
     """
-    return float(np.clip(1.0 + 80.0 / np.sqrt(max(n, 1)), 3.0, 16.0))
+    return min(max(1.0 + 80.0 / math.sqrt(max(n, 1)), 3.0), 16.0)
 
 
 #: The second polishes of :func:`_second_polishes`: the annealing from the polished tensor
@@ -85,6 +87,8 @@ def family_bound(n: int) -> float:
 FINAL_ANNEAL = 2.0
 FINAL_ANNEAL_STEPS = 3
 TRIM_LEVERAGE = 3.0
+#: The annealing's factors of the threshold, from ``FINAL_ANNEAL`` down to 1.
+_FINAL_ANNEAL_FACTORS = (FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1)).tolist()
 
 #: The polish on the variety reads its starts off the linear tensor and polishes the one that
 #: fits a few inliers best (:func:`~xslit.epipolar.variety.refine_on_variety`). When its
@@ -245,8 +249,7 @@ class EpipolarProblem(RobustProblemBase):
         image 1 with ``m`` other random points of image 2 (how well chance pairs fit)."""
         m = min(int(np.ceil(np.sqrt(draws))), self.n_points // 2)
         perm = rng.permutation(self.n_points)[:2 * m]
-        return sampson_distance_pairs(model, self.points1[perm[:m]],
-                                      self.points2[perm[m:]]).ravel()
+        return self._rows.pair_distances(model, perm[:m], perm[m:]).ravel()
 
     def quality_order(self, rng):
         """PROSAC order: density of the correspondences in the joint image space."""
@@ -293,21 +296,8 @@ class EpipolarProblem(RobustProblemBase):
             return self._taubin(idx)
         h, V, V1, w1, D = lev
         d = self._single(denormalize_with(V[:, 0], self.model_from_normalized))[0][idx]
-        pulled = d > 2.0 * threshold * np.maximum(1.0 - h, 1e-12)
-        # A few outliers that pull the fit together mask each other's deleted residuals:
-        # the high-leverage rows (more than 3x the average 15 / n, Hoaglin and Welsch's
-        # rule) are also deleted as a group, and those far from that fit are left out.
-        high = np.flatnonzero(h > 3.0 * 15.0 / n)
-        if len(high) and n - len(high) >= 2 * self.sample_size:
-            # The Gram matrix without those rows is a downdate of V1 diag(w1) V1^T; their
-            # distances to that fit are their weighted algebraic residuals (to first order).
-            D_high = D[high]
-            _, V_del = np.linalg.eigh((V1 * w1) @ V1.T - D_high.T @ D_high)
-            v = V_del[:, 0]
-            d_del = np.abs(D_high @ v) / np.linalg.norm(v @ self.model_from_normalized)
-            pulled[high[d_del > 2.0 * threshold]] = True
-        if n - np.count_nonzero(pulled) < self.sample_size:
-            pulled[:] = False
+        pulled = pulled_rows(d, h, D, V1, w1, self.model_from_normalized, threshold,
+                             self.sample_size)
         return self._taubin(idx[~pulled])
 
     def leverage(self, model, inliers) -> np.ndarray | None:
@@ -602,7 +592,7 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
             kept[np.flatnonzero(est.inliers)[high]] = False
             trimmed = problem.refit(model0, kept, threshold, final=False, thin=False)
     model = model0
-    for k in FINAL_ANNEAL ** np.linspace(1.0, 0.0, FINAL_ANNEAL_STEPS + 1):
+    for k in _FINAL_ANNEAL_FACTORS:
         within = problem.residuals(model[None])[0] < k * threshold
         model = problem.refit(model, within, k * threshold, final=False, thin=False)
         if model is None:

@@ -33,8 +33,11 @@ the degenerate part of the data leaves, which needs no model of the degeneracy.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from .. import _jit
 from ..robust import msac_loss, required_iterations, sample_indices
 from .linear import denormalize_with, eigen_tall
 
@@ -269,10 +272,19 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     True
     """
     y = rows @ basis  # y . (cos a, sin a) = 0
+    if _jit.USE_NUMBA and _compiled_votes():  # the same steps in one compiled call
+        members = np.empty((modes, len(basis)))
+        found = _nb_pencil_votes(np.ascontiguousarray(y), np.ascontiguousarray(basis), bins,
+                                 modes, members)
+        return members[:found]
     angle = np.mod(np.arctan2(y[:, 0], -y[:, 1]), np.pi)
     k = np.minimum((angle / np.pi * bins).astype(int), bins - 1)
     counts = np.bincount(k, minlength=bins)
-    window = counts + np.roll(counts, 1) + np.roll(counts, -1)
+    window = counts.copy()  # counts + np.roll(counts, 1) + np.roll(counts, -1), without roll
+    window[1:] += counts[:-1]
+    window[0] += counts[-1]
+    window[:-1] += counts[1:]
+    window[-1] += counts[0]
     members = []
     counts_by_window = window.tolist()
     shared = [False] * bins  # windows that share a bin with a chosen one hold the same votes
@@ -290,6 +302,58 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
         a = centre + _median(np.mod(angle[near] - centre + np.pi / 2, np.pi) - np.pi / 2)
         members.append(basis @ np.array([np.cos(a), np.sin(a)]))
     return np.array(members)
+
+
+def _nb_pencil_votes(y, basis, bins, modes, members):  # pragma: no cover - compiled
+    """:func:`pencil_votes` from the projections ``y`` (M, 2) of the rows on the ``basis``
+    (16, 2), into ``members`` (modes, 16); returns how many were found (for numba,
+    :func:`_compiled_votes`). The numpy code's steps (arctan2, sin and cos from libm: equal to
+    rounding)."""
+    n_rows = y.shape[0]
+    angle = np.empty(n_rows)
+    k = np.empty(n_rows, np.int64)
+    counts = np.zeros(bins, np.int64)
+    for i in range(n_rows):
+        a = np.arctan2(y[i, 0], -y[i, 1]) % np.pi
+        b = min(int(a / np.pi * bins), bins - 1)
+        angle[i], k[i] = a, b
+        counts[b] += 1
+    window = counts.copy()
+    window[1:] += counts[:-1]
+    window[0] += counts[-1]
+    window[:-1] += counts[1:]
+    window[-1] += counts[0]
+    shared = np.zeros(bins, np.bool_)
+    values = np.empty(n_rows)
+    found = 0
+    for b in np.argsort(-window, kind="mergesort"):
+        if window[b] == 0 or found == modes:
+            break
+        if shared[b]:
+            continue
+        for c in range(b - 2, b + 3):
+            shared[c % bins] = True
+        centre = (b + 0.5) * np.pi / bins
+        m = 0
+        for i in range(n_rows):
+            if abs(((k[i] - b + bins // 2) % bins) - bins // 2) <= 1:
+                values[m] = (angle[i] - centre + np.pi / 2) % np.pi - np.pi / 2
+                m += 1
+        v = np.sort(values[:m])
+        h = m // 2
+        a = centre + (v[h] if m % 2 else (v[h - 1] + v[h]) / 2.0)
+        ca, sa = np.cos(a), np.sin(a)
+        for j in range(basis.shape[0]):
+            members[found, j] = basis[j, 0] * ca + basis[j, 1] * sa
+        found += 1
+    return found
+
+
+@functools.cache
+def _compiled_votes() -> bool:
+    """Compile :func:`_nb_pencil_votes` (the module's name then holds the compiled kernel);
+    False when numba cannot be imported."""
+    return _jit.compile_kernels(globals(), ("_nb_pencil_votes",))
 
 
 def _median(values) -> float:

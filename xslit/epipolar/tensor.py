@@ -185,8 +185,12 @@ def sampson_distance_pairs(F, points1, points2) -> np.ndarray:
     M = check_batch("F", F, (2, 2, 2, 2), batched=False).reshape(4, 4)
     points1 = check_image_points("points1", points1)
     points2 = check_image_points("points2", points2)
-    x, y, a = _lifted_rows(points1)
-    xp, yp, c = _lifted_rows(points2)
+    return _pair_distances(M, *_lifted_rows(points1), *_lifted_rows(points2))
+
+
+def _pair_distances(M, x, y, a, xp, yp, c) -> np.ndarray:
+    """:func:`sampson_distance_pairs` of the 4 x 4 unfolding ``M`` from the coordinates and
+    lifted rows (:func:`_lifted_rows`) of both sides."""
     kernel = _compiled_sampson_pairs() if _jit.USE_NUMBA else None
     if kernel is not None:  # the same operations, pair by pair in one pass
         d = a.T @ M @ c
@@ -292,6 +296,14 @@ class SampsonRows:
         sub.a, sub.c = self.a[:, rows], self.c[:, rows]
         sub._scratch = Scratch()
         return sub
+
+    def pair_distances(self, F, rows1, rows2) -> np.ndarray:
+        """:func:`sampson_distance_pairs` of ``F`` ``(2, 2, 2, 2)`` on the points ``rows1`` of
+        image 1 paired with the points ``rows2`` of image 2 (indices), from the rows kept here
+        (the same numbers): ``(len(rows1), len(rows2))``."""
+        M = np.asarray(F, dtype=float).reshape(4, 4)
+        return _pair_distances(M, self.x[rows1], self.y[rows1], self.a[:, rows1],
+                               self.xp[rows2], self.yp[rows2], self.c[:, rows2])
 
     def _products(self, F):
         """``e`` (a fresh ``(M, N)`` array) and ``a^T M``, ``M c`` (scratch, ``(M, 4, N)``)."""

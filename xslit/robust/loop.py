@@ -38,7 +38,7 @@ from .sampling import (
     Sampler,
     UniformSampler,
     disjoint_samples,
-    log_binom_table,
+    log_binom,
 )
 
 __all__ = [
@@ -607,7 +607,7 @@ def chance_verdict(problem: RobustProblem, inliers, chance: float, hypotheses: i
 
 def _chance_verdict(problem, inliers, chance, hypotheses, alpha):
     n, s = problem.n_points, problem.sample_size
-    tests = min(float(max(hypotheses, 1)), float(np.exp(log_binom_table(n, s)[-1])))
+    tests = min(float(max(hypotheses, 1)), float(np.exp(log_binom(n, s))))
     needed = support_needed(n, s, chance, alpha / tests)
     if needed > n:
         return needed, (f"{n} points leave {n - s} beyond a minimal sample of {s}: even if all "

@@ -9,10 +9,12 @@ support so far is found with the required confidence. :class:`UniformSampler` is
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 import numpy as np
 
+from .. import _jit
 from .._checks import check_index_array, check_positive_int, check_probability, check_real
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "Sampler",
     "UniformSampler",
     "disjoint_samples",
+    "log_binom",
     "log_binom_table",
     "required_iterations",
     "sample_indices",
@@ -135,8 +138,34 @@ def log_binom_table(n_max: int, k: int) -> np.ndarray:
     k = check_positive_int("k", k, minimum=0)
     if n_max < k:
         raise ValueError(f"n_max must be at least k = {k}, got {n_max}")
+    return _log_binom_table(n_max, k).copy()
+
+
+def log_binom(n: int, k: int) -> float:
+    """``log C(n, k)``: the last entry of :func:`log_binom_table` (the same number), from the
+    remembered table.
+
+    Examples
+    --------
+    >>> round(float(np.exp(log_binom(6, 2))), 9)
+    15.0
+    """
+    n = check_positive_int("n", n, minimum=0)
+    k = check_positive_int("k", k, minimum=0)
+    if n < k:
+        raise ValueError(f"n must be at least k = {k}, got {n}")
+    return float(_log_binom_table(n, k)[-1])
+
+
+@functools.lru_cache(maxsize=8)
+def _log_binom_table(n_max: int, k: int) -> np.ndarray:
+    """:func:`log_binom_table` of valid arguments, read-only and remembered: one robust
+    estimate asks for the table of its ``(N, s)`` three times (the PROSAC schedule and two
+    tests against chance), and repeated estimates on as many points ask for it again."""
     n = np.arange(k + 1, n_max + 1, dtype=float)
-    return np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
+    table = np.concatenate([[0.0], np.cumsum(np.log(n) - np.log(n - k))])
+    table.flags.writeable = False
+    return table
 
 
 def required_iterations(inlier_ratio: float, s: int, confidence: float) -> float:
@@ -245,7 +274,7 @@ class ProsacSampler:
         self.sizes = np.arange(s, n + 1)
         self.min_length = min(max(min_length, s), n)
         # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
-        self.log_binom_sizes = log_binom_table(n, s)  # log C(n, s), n = s..N
+        self.log_binom_sizes = _log_binom_table(n, s)  # log C(n, s), n = s..N (read-only)
         log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
         steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
         self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
@@ -276,11 +305,18 @@ class ProsacSampler:
         # few best points but is wrong elsewhere would stop the search at once.
         first = self.min_length - s
         sizes = self.sizes[first:]
+        beta = min(max(chance, 1e-9), 1.0 - 1e-9)
+        if _jit.USE_NUMBA and _compiled_needed():  # one compiled pass, the same operations
+            k, i = _nb_prosac_needed(np.ascontiguousarray(inliers[self.order]), s,
+                                     self.min_length, beta, self.confidence,
+                                     self.log_binom_sizes)
+            if i >= 0:
+                self.max_pool = int(sizes[i])
+            return k
         support = np.cumsum(inliers[self.order])[self.min_length - 1:]  # I_n, n = min_length..N
         # Non-randomness: I_n above the 95% quantile of chance support (normal approximation
         # of the binomial, as in the paper), beta the probability that a point fits by chance.
         extra = sizes - s
-        beta = min(max(chance, 1e-9), 1.0 - 1e-9)
         minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
         # Probability that a sample from the top n is all inliers: C(I_n, s) / C(n, s).
         good = np.where(support >= s, np.exp(self.log_binom_sizes[np.maximum(support - s, 0)]
@@ -293,3 +329,49 @@ class ProsacSampler:
         if np.isfinite(k[i]):
             self.max_pool = int(sizes[i])
         return float(k[i])
+
+
+def _nb_prosac_needed(inliers, s, min_length, beta, confidence,
+                      log_binom):  # pragma: no cover - compiled
+    """:meth:`ProsacSampler.needed` of the ordered ``inliers`` (N,) bool in one pass over the
+    prefix sizes ``n = min_length .. N`` (for numba, :func:`_compiled_needed`), with its
+    operations (``nan_to_num``'s replacements included): the least number of samples, and
+    the index of its prefix among them (-1 when none is finite)."""
+    n_all = inliers.shape[0]
+    numerator = np.log(1.0 - confidence)
+    largest = np.finfo(np.float64).max
+    best, best_i = np.inf, -1
+    support = 0
+    for n in range(n_all):
+        support += inliers[n]
+        size = n + 1
+        if size < min_length:
+            continue
+        extra = size - s
+        minimum = s + beta * extra + 1.645 * np.sqrt(beta * (1.0 - beta) * extra)
+        if support >= s:
+            good = np.exp(log_binom[max(support - s, 0)] - log_binom[size - s])
+        else:
+            good = 0.0
+        if good >= 1.0:
+            k = 0.0
+        else:
+            k = numerator / np.log1p(-min(good, 1.0))
+            if k != k:
+                k = np.inf
+            elif k == np.inf:
+                k = largest
+            elif k == -np.inf:
+                k = -largest
+        if not support >= minimum:
+            k = np.inf
+        if k < best:
+            best, best_i = k, size - min_length
+    return best, best_i
+
+
+@functools.cache
+def _compiled_needed() -> bool:
+    """Compile :func:`_nb_prosac_needed` (the module's name then holds the compiled kernel);
+    False when numba cannot be imported."""
+    return _jit.compile_kernels(globals(), ("_nb_prosac_needed",))
