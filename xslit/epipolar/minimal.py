@@ -1660,6 +1660,16 @@ _W_ROWS = _W_FAC + 1
 # tracker's time; the arithmetic is the same.
 
 
+def _nb_segment_lane(w, l, p0, p1, m):
+    """Lane ``l`` of the work array ``w`` set to the homotopy's segment of sample ``m``: its
+    start parameters ``p0[m]`` and their step to ``p1[m]`` (signed, (3, 16) each)."""
+    for r in range(3):
+        for c in range(16):
+            w[(_W_SP0 + 16 * r + c) * _LANES + l] = _SIGN[c] * p0[m, r, c]
+            w[(_W_DP + 16 * r + c) * _LANES + l] = (_SIGN[c] * p1[m, r, c]
+                                                   - _SIGN[c] * p0[m, r, c])
+
+
 def _nb_copy_lanes(r, src, dst, count, sign):
     """Rows ``dst .. dst + count`` of the work array set to ``sign`` times rows ``src ..``
     (``r`` its real view)."""
@@ -1780,12 +1790,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
         for l in range(_LANES):
             i = min(first + l, n - 1)
             active[l] = first + l < n
-            m = owner[i]
-            for r in range(3):
-                for c in range(16):
-                    w[(_W_SP0 + 16 * r + c) * _LANES + l] = _SIGN[c] * p0[m, r, c]
-                    w[(_W_DP + 16 * r + c) * _LANES + l] = (_SIGN[c] * p1[m, r, c]
-                                                           - _SIGN[c] * p0[m, r, c])
+            _nb_segment_lane(w, l, p0, p1, owner[i])
             w[_W_TS * _LANES + l] = 0.0
             for c in range(8):
                 w[(_W_U + c) * _LANES + l] = u0[i, c]
@@ -1801,12 +1806,7 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
                 continue
             i = queued
             queued += 1
-            m = owner[i]
-            for r in range(3):
-                for c in range(16):
-                    w[(_W_SP0 + 16 * r + c) * _LANES + l] = _SIGN[c] * p0[m, r, c]
-                    w[(_W_DP + 16 * r + c) * _LANES + l] = (_SIGN[c] * p1[m, r, c]
-                                                           - _SIGN[c] * p0[m, r, c])
+            _nb_segment_lane(w, l, p0, p1, owner[i])
             evals[i] = 1
             for c in range(8):
                 w[(_W_CUR + c) * _LANES + l] = u0[i, c]
@@ -1917,12 +1917,9 @@ def _nb_track_lanes(u0, p0, p1, owner, max_steps, h0, min_step, first_tol, final
             if not active[l]:
                 continue
             i = arrived[first + l]
-            m = owner[i]
-            for r in range(3):
-                for c in range(16):
-                    w[(_W_SP0 + 16 * r + c) * _LANES + l] = _SIGN[c] * p1[m, r, c]
-                    w[(_W_DP + 16 * r + c) * _LANES + l] = 0.0
-            w[_W_TS * _LANES + l] = 0.0  # the chart sp0 + 0 dp: the target's
+            # The segment from the target to itself (a zero step): the target's chart.
+            _nb_segment_lane(w, l, p1, p1, owner[i])
+            w[_W_TS * _LANES + l] = 0.0
             for c in range(8):
                 w[(_W_U + c) * _LANES + l] = ends[i, c]
         _nb_newton_lanes(w, wr, active)
@@ -2568,7 +2565,7 @@ _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_
                  "_nb_rk4", "_nb_hermite", "_nb_norm", "_nb_work", "_nb_partner", "_nb_track",
                  "_nb_eval_lanes", "_nb_eval_lanes_hj", "_nb_eval_lanes_jt",
                  "_nb_solve_lanes_block", "_nb_solve_lanes_h", "_nb_solve_lanes_ht",
-                 "_nb_copy_lanes", "_nb_subtract_lanes", "_nb_step_lanes", "_nb_newton_lanes",
+                 "_nb_segment_lane", "_nb_copy_lanes", "_nb_subtract_lanes", "_nb_step_lanes", "_nb_newton_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
                  "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design",
                  "_nb_null_space_chart", "_nb_unitary2", "_nb_aligned_unitary2",
