@@ -598,29 +598,27 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
         if model is None:
             break
     else:
-        starts.append((model, fit, None, 1))
+        starts.append((model, fit))
     if trimmed is not None:
-        starts.append((trimmed, None, None, 1))
+        starts.append((trimmed, None))
+    # (start tensors in the problem's frame, fit to continue from, correspondences to polish,
+    # starts polished)
+    starts = [(model.reshape(16) @ problem.normalized_from_model, start,
+               problem.residuals(model[None])[0] < threshold, 1) for model, start in starts]
     n = len(est.inliers)
     if 0 < n - np.count_nonzero(est.inliers) <= CLEAN_OUTSIDE * n:
         everything = np.ones(n, bool)
         try:
             basis, ratios = taubin_basis(*taubin_matrices_from_design(
                 problem.design, everything, problem.frame[:, 0, 0]), 2)
-        except np.linalg.LinAlgError:
-            basis = ratios = None
-        model = problem.refit(model0, everything, threshold, final=False, thin=False)
-        if model is not None:  # polished on all correspondences, then re-selected
-            starts.append((model, None, everything, 1))
-        members = None if basis is None else _pencil_members(basis, ratios)
-        if members is not None:  # members of Taubin's pencil, in the problem's frame
-            starts.append((members, None, everything, PENCIL_STARTS))
-    # (start model, fit to continue from, correspondences to polish: default its inliers,
-    # starts polished: tensors in the problem's frame when more than one)
-    for model, start, within, count in starts:
-        if within is None:
-            within = problem.residuals(model[None])[0] < threshold
-        f = model if count > 1 else model.reshape(16) @ problem.normalized_from_model
+        except np.linalg.LinAlgError:  # the gradients do not span the entries: no start
+            basis = None
+        if basis is not None:  # polished on all correspondences, then re-selected
+            starts.append((basis[0], None, everything, 1))
+            members = _pencil_members(basis, ratios)
+            if members is not None:  # and from the members of Taubin's pencil
+                starts.append((members, None, everything, PENCIL_STARTS))
+    for f, start, within, count in starts:
         # The annealing is for single points just beyond the threshold: any change counts.
         same = 0.0 if start is not None else SAME_INLIERS * np.count_nonzero(est.inliers)
         if (within.sum() <= MIN_LINEAR_POINTS
