@@ -2081,6 +2081,96 @@ def _fit_basin(start, p1, p2, intrinsics1, intrinsics2, threshold,
                   used)
 
 
+@dataclass
+class RobustMetricFit:
+    """Result of :func:`fit_metric_pose_robust`."""
+
+    rvec: np.ndarray  # (3,) pose of camera 2 (X_cam2 = R X_cam1 + t)
+    tvec: np.ndarray  # (3,)
+    inliers: np.ndarray  # (N,) bool, the correspondences of the last fit (those within the
+    # threshold of the pose but for a last re-selection that no longer lowered the cost)
+    points: np.ndarray  # (inliers.sum(), 3) their points in camera 1's frame
+    cost: float  # truncated squared Sampson distances over all N (pose_distances), px^2
+    distances: np.ndarray  # (N,) squared Sampson distances, infinite behind a camera
+    converged: bool  # every maximum-likelihood descent stopped at a minimum
+
+
+def fit_metric_pose_robust(intrinsics1, intrinsics2, rvec0, tvec0, points1, points2,
+                           inliers=None, *, threshold: float = 1.5,
+                           max_iterations: int = 50) -> RobustMetricFit:
+    r"""Maximum likelihood of a calibrated pose among inliers and outliers, from a start.
+
+    The likelihood of correspondences that are inliers (Gaussian reprojection errors) or
+    outliers (uniform) is, to first order, the truncated quadratic loss of
+    :func:`pose_distances`, :math:`C = \sum_i \min(e_i, \tau^2)`. From the start
+    ``rvec0, tvec0`` the pose and points are fitted by maximum likelihood
+    (:func:`~xslit.sfm.fit_metric_pose`) on ``inliers``; the correspondences within
+    ``threshold`` of that fit are re-selected among all N and the pose refitted on them, and
+    again while they change and :math:`C` falls (at most :data:`REFIT_ROUNDS` refits): the
+    fits of :func:`calibrated_two_view`'s basins. From the true pose this is what the data
+    allow a robust estimator: which correspondences it explains is decided by the data, not
+    by labels it cannot know.
+
+    Parameters
+    ----------
+    intrinsics1, intrinsics2 : TwoSlitIntrinsics or PushbroomIntrinsics
+    rvec0, tvec0 : (3,) array_like
+        Starting pose of camera 2 (``X_cam2 = R X_cam1 + t``).
+    points1, points2 : (N, 2) array_like
+        Pixels.
+    inliers : (N,) or (N, 1) array_like, optional
+        The correspondences of the first fit (non-zero); those within ``threshold`` of the
+        start when omitted.
+    threshold : float
+        :math:`\tau` in pixels.
+    max_iterations : int
+        Of each maximum-likelihood descent.
+
+    Returns
+    -------
+    RobustMetricFit
+
+    Raises
+    ------
+    ValueError
+        On malformed input (naming the argument), or when no pose results: fewer than 8
+        correspondences within the threshold, or a fit whose camera 2 has meeting slits.
+
+    Examples
+    --------
+    >>> from xslit.synthetic import random_two_view_scene
+    >>> s = random_two_view_scene(0, 80, sigma=0.5)
+    >>> fit = fit_metric_pose_robust(s["intrinsics1"], s["intrinsics2"], s["rvec"], s["tvec"],
+    ...                              s["points1"], s["points2"], threshold=2.0)
+    >>> int(fit.inliers.sum()), bool(np.linalg.norm(fit.tvec - s["tvec"]) < 0.05)
+    (80, True)
+    """
+    _check_intrinsics(intrinsics1, intrinsics2)
+    rvec0, tvec0 = check_rvec("rvec0", rvec0), check_vector("tvec0", tvec0, 3)
+    p1, p2 = check_point_pair("points1", points1, "points2", points2, min_count=8)
+    threshold = check_threshold("threshold", threshold)
+    max_iterations = check_positive_int("max_iterations", max_iterations)
+    n = len(p1)
+    if inliers is None:
+        try:
+            start = _pose_distances(intrinsics1, intrinsics2, rvec0, tvec0, p1, p2,
+                                    threshold)[1] <= threshold**2
+        except ValueError as err:
+            raise ValueError(f"rvec0, tvec0 make no camera of intrinsics2: {err}") from None
+    else:
+        start = check_mask("inliers", inliers, n)
+    if start.sum() < 8:
+        raise ValueError(f"inliers must select at least 8 correspondences, got {start.sum()}")
+    fit = _fit_basin((matrix_from_rvec(rvec0), tvec0, start), p1, p2, intrinsics1, intrinsics2,
+                     threshold, max_iterations=max_iterations)
+    if isinstance(fit, str):
+        raise ValueError(f"no pose from this start: {fit}")
+    _, rvec, tvec, X = fit.basin
+    return RobustMetricFit(np.asarray(rvec, float), np.asarray(tvec, float), fit.fitted.copy(),
+                           np.asarray(X, float), float(fit.score), fit.distances,
+                           bool(fit.converged))
+
+
 def _maximum_likelihood(pose, p1, p2, intrinsics1, intrinsics2, threshold):
     """Maximum likelihood from the best basin of a search (:class:`CalibratedPose`) and from
     the other basins whose Sampson cost is within reach, each on its own inliers among all
