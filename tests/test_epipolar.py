@@ -413,6 +413,51 @@ def test_prosac_recovers_the_tensor_whatever_the_order(sampler):
     assert np.median(sampson_distance(F, p1[perm][inl], p2[perm][inl])) < 0.6
 
 
+def test_prosac_optimises_only_models_supported_beyond_their_sample():
+    """PROSAC's speculative local optimisation (of a batch's best below the best so far)
+    counts only the support beyond a sample's own points: a polynomial of degree 9 through
+    10 points fits them whatever they are, and a sample with outliers that also passes near
+    a point or two was optimised in every batch when its 10 points counted (half the true
+    support of 14; 78-101 refits in 2,000 samples over eight streams, 3-24 now)."""
+    from xslit.robust import PROSAC, RobustProblemBase, robust_estimate
+
+    x = np.linspace(-1.0, 1.0, 40)
+    V = np.vander(x, 10)
+
+    class Polynomial(RobustProblemBase):
+        sample_size, n_points = 10, 40
+
+        def __init__(self, y):
+            self.y, self.refits = y, 0
+
+        def fit_samples(self, samples, near=None):
+            return (np.linalg.solve(V[samples], self.y[samples][..., None])[..., 0],
+                    np.arange(len(samples)))
+
+        def residuals(self, models, subset=None):
+            return np.abs(models @ V.T - self.y)
+
+        def refit(self, model, inliers, threshold, final=True):
+            self.refits += 1
+            return np.linalg.lstsq(V[inliers], self.y[inliers], rcond=None)[0]
+
+    opt = RobustOptions(sampler=PROSAC, threshold=0.02, max_iterations=2000,
+                        randomness_alpha=None)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        y = rng.uniform(-3.0, 3.0, 40)
+        truth = np.zeros(40, bool)
+        truth[rng.choice(40, 14, replace=False)] = True
+        y[truth] = x[truth] ** 4 - x[truth]
+        # The best points first, then the outliers: later samples mix both.
+        order = np.concatenate([np.flatnonzero(truth)[:10], np.flatnonzero(~truth),
+                                np.flatnonzero(truth)[10:]])
+        problem = Polynomial(y)
+        res = robust_estimate(problem, opt, rng, order=order)
+        assert res.inliers[truth].all()
+        assert problem.refits <= 40
+
+
 def test_prosac_needs_an_order():
     from xslit.robust import PROSAC, RobustProblemBase, robust_estimate
 

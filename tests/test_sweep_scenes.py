@@ -21,6 +21,7 @@ from xslit.synthetic import (
     PushbroomIntrinsics,
     TwoSlitIntrinsics,
     ml_from_truth,
+    ml_within_threshold,
     noise_ceiling,
     random_sweep_scene,
     score_two_view,
@@ -245,6 +246,24 @@ def test_yardstick_errors_follow_the_noise_and_flag_undetermined_scenes():
     assert not ml_from_truth(weak).determined
     with pytest.raises(ValueError, match=r"^scene must be a SweepScene"):
         ml_from_truth({"points1": s.points1})
+
+
+def test_yardstick_within_the_threshold_fits_what_an_estimator_can_select():
+    """On the correspondences within the threshold of the true tensor: the yardstick on
+    the true inliers when those are the same, else a fit of those correspondences (the
+    one score_two_view's ratios divide by)."""
+    s = random_sweep_scene(2, max_n=300, kind="two_slit", sigma=1.0, outlier_ratio=0.4)
+    y = ml_from_truth(s)
+    within = noise_ceiling(s, 3.0).within
+    assert not np.array_equal(within, s.inliers)
+    yd = ml_within_threshold(s, 3.0, yardstick=y)
+    assert yd.n_inliers == within.sum()
+    assert yd.rotation_error_deg == ml_from_truth(s, inliers=within).rotation_error_deg
+    clean = random_sweep_scene(2, max_n=300, kind="two_slit", sigma=0.0, outlier_ratio=0.0)
+    yc = ml_from_truth(clean)
+    assert ml_within_threshold(clean, 1.0, yardstick=yc) is yc
+    with pytest.raises(ValueError, match=r"^threshold must be"):
+        ml_within_threshold(s, 0.0)
 
 
 def test_noise_ceiling_and_score_against_ground_truth():

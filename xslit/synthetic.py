@@ -59,6 +59,7 @@ __all__ = [
     "SweepScene",
     "calibration_target_points",
     "ml_from_truth",
+    "ml_within_threshold",
     "noise_ceiling",
     "pushbroom_at_sensor_angle",
     "random_along_track_pair",
@@ -1326,6 +1327,50 @@ def noise_ceiling(scene, threshold: float, *, alpha: float = 1e-6,
                         bool(within.sum() >= needed), float(msac_loss(d, threshold)))
 
 
+def ml_within_threshold(scene, threshold: float, *,
+                        yardstick: MLYardstick | None = None) -> MLYardstick:
+    """Maximum likelihood from the truth on the correspondences within ``threshold`` of the
+    true tensor (the noise ceiling's ``within``): what the data allow a pose to be without
+    knowing which correspondences are outliers (the yardstick of :func:`score_two_view`).
+
+    The yardstick on the true inliers (``yardstick``, computed when omitted) is returned
+    when those are the same correspondences, or when the ones within the threshold are too
+    few (under 6) or make no camera pair.
+
+    Parameters
+    ----------
+    scene : SweepScene
+    threshold : float
+        Pixels.
+    yardstick : MLYardstick, optional
+        :func:`ml_from_truth` on the true inliers.
+
+    Returns
+    -------
+    MLYardstick
+
+    Examples
+    --------
+    >>> scene = random_sweep_scene(1, max_n=100, kind="two_slit", sigma=0.0)
+    >>> bool(ml_within_threshold(scene, 1.0).rotation_error_deg < 1e-6)
+    True
+    """
+    scene = _check_scene(scene)
+    threshold = _check_real("threshold", threshold, 0.0, np.inf, lo_open=True, hi_open=True)
+    y = yardstick if yardstick is not None else ml_from_truth(scene)
+    return _ml_within(scene, noise_ceiling(scene, threshold), y)
+
+
+def _ml_within(scene, ceiling: NoiseCeiling, y: MLYardstick) -> MLYardstick:
+    """:func:`ml_within_threshold` with the scene's noise ceiling and true-inlier yardstick."""
+    if ceiling.within.sum() >= 6 and not np.array_equal(ceiling.within, scene.inliers):
+        try:
+            return ml_from_truth(scene, inliers=ceiling.within)
+        except ValueError:  # the within-threshold points make no camera pair
+            pass
+    return y
+
+
 def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
                    yardstick: MLYardstick | None = None, factor: float = 1.5,
                    F=None, status: str | None = None, covariance=None) -> dict:
@@ -1457,12 +1502,7 @@ def score_two_view(scene, mask, R=None, t=None, *, threshold: float = 1.5,
             return (rot / max(rot_ml, y.rotation_std_deg, 1e-6),
                     t_err / max(t_ml, y.translation_std, 1e-6 * tnorm))
 
-        y_data = y
-        if ceiling.within.sum() >= 6 and not np.array_equal(ceiling.within, scene.inliers):
-            try:
-                y_data = ml_from_truth(scene, inliers=ceiling.within)
-            except ValueError:  # the within-threshold points make no camera pair
-                y_data = y
+        y_data = _ml_within(scene, ceiling, y)
         y_robust = None
         if ceiling.within.sum() >= 8:
             try:

@@ -269,7 +269,8 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     ``s_15 / s_1 > tol``.
 
     The null vector of each ``D`` is the last column of the complete QR factor of ``D^T``
-    (Householder, as backward stable as the SVD and about 5x faster batched). For the
+    (Householder, as backward stable as the SVD and about 5x faster batched; with numba one
+    compiled pass forms that column alone and the bound ``c`` below). For the
     conditioning, ``R`` (15 x 15) has the singular values of ``D``;
     ``c = 1 / (|R|_F |R^-1|_F)`` satisfies ``c <= s_15 / s_1 <= 15 c``, so only the samples
     with ``c <= tol < 15 c`` need their singular values: the decision is exactly
@@ -285,28 +286,29 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     f : (B, 16) ndarray
     ok : (B,) bool ndarray
     """
-    Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
-    R = R[:, :15, :]
-    # An exactly singular sample (a zero on the diagonal of R, e.g. a zero design row) has
-    # c = 0; the others are measured as usual.
-    regular = np.all(np.diagonal(R, axis1=1, axis2=2), axis=1)
-    c = np.zeros(len(R))
-    Rr = R if regular.all() else R[regular]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if len(Rr) and _jit.USE_NUMBA and _compiled_row_kernels():  # back substitution
-            inverse_norms = np.empty(len(Rr))
-            _nb_triangular_inverse_norms(np.ascontiguousarray(Rr), inverse_norms)
-            c[regular] = 1.0 / (np.linalg.norm(Rr, axis=(1, 2)) * inverse_norms)
-        elif len(Rr):
-            c[regular] = 1.0 / (np.linalg.norm(Rr, axis=(1, 2))
-                                * np.linalg.norm(np.linalg.inv(Rr), axis=(1, 2)))
+    if _jit.USE_NUMBA and _compiled_row_kernels():  # null vectors, R and c in one pass
+        f, R, c = np.empty((len(D), 16)), np.empty((len(D), 15, 15)), np.empty(len(D))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _nb_householder_null(np.ascontiguousarray(D), f, R, c)
+    else:
+        Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
+        f, R = Q[:, :, 15], R[:, :15, :]
+        # An exactly singular sample (a zero on the diagonal of R, e.g. a zero design row)
+        # has c = 0; the others are measured as usual.
+        regular = np.all(np.diagonal(R, axis1=1, axis2=2), axis=1)
+        c = np.zeros(len(R))
+        Rr = R if regular.all() else R[regular]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if len(Rr):
+                c[regular] = 1.0 / (np.linalg.norm(Rr, axis=(1, 2))
+                                    * np.linalg.norm(np.linalg.inv(Rr), axis=(1, 2)))
     c = np.where(np.isfinite(c), c, 0.0)
     ok = c > tol
     unsure = ~ok & (15.0 * c > tol)
     if np.any(unsure):
         s = np.linalg.svd(R[unsure], compute_uv=False)
         ok[unsure] = s[:, 14] / s[:, 0] > tol
-    return Q[:, :, 15], ok
+    return f, ok
 
 
 def solve_linear_batch(points1, points2) -> tuple[np.ndarray, np.ndarray]:
@@ -671,23 +673,74 @@ def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
         row[12], row[13], row[14], row[15] = c0, c1, c2, 1.0
 
 
-def _nb_triangular_inverse_norms(R, out):  # pragma: no cover - compiled
-    """Frobenius norms ``(B,)`` of the inverses of the upper-triangular ``R`` (B, n, n) with
-    non-zero diagonals, into ``out``: each column of the inverse by back substitution (a
-    fifth of the cost of numpy's batched ``inv``, which factors the triangular matrices
-    again; the norms agree to rounding)."""
-    n = R.shape[1]
-    x = np.empty(n)
-    for b in range(R.shape[0]):
+def _nb_householder_null(D, f, R, c):  # pragma: no cover - compiled
+    """The null vectors ``f`` (B, 16), triangular factors ``R`` (B, 15, 15) and bounds ``c``
+    (B,) of :func:`minimal_null_vectors`: Householder's QR of each ``D^T`` (16 x 15) with
+    LAPACK's reflectors (``dlarfg``: ``H = I - tau v v^T``, ``v[0] = 1``,
+    ``beta = -sign(x_0) |x|``), then the last column of ``Q = H_1 ... H_15`` from its
+    reflectors alone (numpy's complete QR forms all of ``Q`` and copies it; the vectors agree
+    to rounding, sign included), and ``c = 1 / (|R|_F |R^-1|_F)`` with each column of
+    ``R^-1`` by back substitution (a fifth of the cost of numpy's batched ``inv``, which
+    factors the triangular matrices again; 0 when a diagonal entry of ``R`` is 0)."""
+    A = np.empty((16, 15))
+    taus = np.empty(15)
+    for b in range(D.shape[0]):
+        for i in range(16):
+            for j in range(15):
+                A[i, j] = D[b, j, i]
+        for j in range(15):
+            xnorm = 0.0
+            for i in range(j + 1, 16):
+                xnorm += A[i, j] * A[i, j]
+            alpha = A[j, j]
+            if xnorm == 0.0:
+                taus[j] = 0.0
+                continue
+            beta = -np.copysign(np.sqrt(alpha * alpha + xnorm), alpha)
+            taus[j] = (beta - alpha) / beta
+            scale = 1.0 / (alpha - beta)
+            for i in range(j + 1, 16):
+                A[i, j] *= scale
+            A[j, j] = beta
+            for k in range(j + 1, 15):  # H_j on the remaining columns
+                w = A[j, k]
+                for i in range(j + 1, 16):
+                    w += A[i, j] * A[i, k]
+                w *= taus[j]
+                A[j, k] -= w
+                for i in range(j + 1, 16):
+                    A[i, k] -= w * A[i, j]
+        q = f[b]
+        q[:] = 0.0
+        q[15] = 1.0
+        for j in range(14, -1, -1):  # Q e_16 = H_1 (H_2 (... H_15 e_16))
+            w = q[j]
+            for i in range(j + 1, 16):
+                w += A[i, j] * q[i]
+            w *= taus[j]
+            q[j] -= w
+            for i in range(j + 1, 16):
+                q[i] -= w * A[i, j]
+        frobenius = 0.0
+        singular = False
+        for i in range(15):
+            singular |= A[i, i] == 0.0
+            for j in range(15):
+                R[b, i, j] = A[i, j] if j >= i else 0.0
+                frobenius += R[b, i, j] * R[b, i, j]
+        if singular:
+            c[b] = 0.0
+            continue
         total = 0.0
-        for j in range(n):  # R x = e_j: x[i] = 0 below row j
+        x = taus  # the reflectors' factors are no longer needed: R x = e_j, x[i] = 0 below j
+        for j in range(15):
             for i in range(j, -1, -1):
-                s = 1.0 if i == j else 0.0
+                t = 1.0 if i == j else 0.0
                 for k in range(i + 1, j + 1):
-                    s -= R[b, i, k] * x[k]
-                x[i] = s / R[b, i, i]
+                    t -= A[i, k] * x[k]
+                x[i] = t / A[i, i]
                 total += x[i] * x[i]
-        out[b] = np.sqrt(total)
+        c[b] = 1.0 / (np.sqrt(frobenius) * np.sqrt(total))
 
 
 def _nb_gram(D, syrk):  # pragma: no cover - compiled
@@ -758,11 +811,11 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 
 @functools.cache
 def _compiled_row_kernels() -> bool:
-    """Compile :func:`_nb_design_rows`, :func:`_nb_triangular_inverse_norms`,
-    :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
+    """Compile :func:`_nb_design_rows`, :func:`_nb_householder_null`, :func:`_nb_gram`,
+    :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
     :func:`_nb_inverse_steps` and :func:`_nb_pulled_rows` (the module's names then hold the
     compiled kernels); False when numba cannot be imported."""
-    return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
+    return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
                                             "_nb_pulled_rows"))
