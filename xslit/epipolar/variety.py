@@ -44,7 +44,13 @@ import numpy as np
 from .. import _jit
 from .._scratch import Scratch
 from .linear import normalize_axes
-from .minors import candidate_matrices, principal_minor_jacobian, principal_minor_tensor
+from .minors import (
+    candidate_matrices,
+    minor_tables,
+    minors_into,
+    principal_minor_jacobian,
+    principal_minor_tensor,
+)
 from .tensor import kron_modes
 
 __all__ = ["VarietyFit", "refine_on_variety"]
@@ -373,7 +379,22 @@ def _levenberg_marquardt(res, C, K, iterations):
     thousandth of the mean squared distance (the optimum's own statistical uncertainty is of
     the order of that mean per degree of freedom), or when the Gauss--Newton model predicts a
     gain below that (the step is then not taken).
+
+    With numba the whole loop is one compiled call (:func:`_nb_levenberg_marquardt`), equal
+    to rounding (numba's LAPACK solve rounds otherwise than numpy's); a singular or
+    non-finite system, which it cannot solve, is left to the loop here (least squares).
     """
+    kernel = _compiled_polish() if _jit.USE_NUMBA else None
+    if kernel is not None:
+        n, out = len(res), np.empty((4, 4))
+        try:
+            cost = kernel(np.ascontiguousarray(C, dtype=float),
+                          np.ascontiguousarray(K, dtype=float), res.x, res.y, res.xp, res.yp, res.a, res.c, res.s2, iterations,
+                          res._scratch.get("W", (7, n)), res._scratch.get("J", (16, n)),
+                          *minor_tables(), out)
+            return out, cost
+        except np.linalg.LinAlgError:
+            pass
     f, Jc = principal_minor_jacobian(C)
     d, Hf, gf = res.normal_equations(f @ K)
     cost = float(d @ d)
@@ -409,6 +430,69 @@ def _levenberg_marquardt(res, C, K, iterations):
         f, Jc = principal_minor_jacobian(C)
         d, Hf, gf = res.normal_equations(f @ K, parts)
     return C, cost
+
+
+def _nb_levenberg_marquardt(C, K, x, y, xp, yp, a, c, s2, iterations, W, J, P, AT, PW,
+                            out):  # pragma: no cover - compiled
+    """:func:`_levenberg_marquardt` of ``C`` (4, 4) in one call, into ``out`` (4, 4); returns
+    the cost (for numba, :func:`_compiled_polish`). The same steps: the minors and their
+    Jacobian by :func:`~xslit.epipolar.minors.minors_into` (``P, AT, PW`` its tables), the
+    distances and Jacobian rows by :func:`_nb_residuals` (``W``, ``J`` scratch), numba's
+    products and solve (a singular or non-finite system raises LinAlgError)."""
+    n = x.shape[0]
+    f, Jc = np.empty(16), np.empty((16, 16))
+    fn, unused = np.empty(16), np.empty((16, 16))
+    d, dn = np.empty(n), np.empty(n)
+    none = np.empty((0, 0))
+    out[:] = C
+    minors_into(out, P, AT, PW, True, f, Jc)
+    _nb_residuals(np.dot(f, K).reshape(4, 4), x, y, xp, yp, a, c, s2, True, d, W, J)
+    Hf, gf = np.dot(J, J.T), np.dot(J, d)
+    cost = np.dot(d, d)
+    tol = 1e-3 * cost / n
+    lam = 1e-9
+    A = np.empty((16, 16))
+    for _ in range(iterations):
+        Jf = np.dot(Jc, K)
+        H = np.dot(np.dot(Jf, Hf), Jf.T)
+        g = np.dot(Jf, gf)
+        top = H[0, 0]
+        for i in range(1, 16):
+            top = max(top, H[i, i])
+        A[:] = H
+        for i in range(16):
+            A[i, i] = H[i, i] + lam * (H[i, i] + 1e-12 * top)
+        step = np.linalg.solve(A, g)
+        if 2.0 * np.dot(step, g) - np.dot(np.dot(step, H), step) <= tol:
+            break
+        Cn = out - step.reshape(4, 4)
+        minors_into(Cn, P, AT, PW, False, fn, unused)
+        _nb_residuals(np.dot(fn, K).reshape(4, 4), x, y, xp, yp, a, c, s2, False, dn, none,
+                      none)
+        new = np.dot(dn, dn)
+        if not new < cost:  # also NaN
+            lam *= 10.0
+            if lam > 1e8:
+                break
+            continue
+        converged = cost - new <= tol
+        out[:] = Cn
+        cost, lam = new, lam / 10.0
+        if converged:
+            break
+        minors_into(out, P, AT, PW, True, f, Jc)
+        _nb_residuals(np.dot(f, K).reshape(4, 4), x, y, xp, yp, a, c, s2, True, d, W, J)
+        Hf, gf = np.dot(J, J.T), np.dot(J, d)
+    return cost
+
+
+@functools.cache
+def _compiled_polish():
+    """The compiled :func:`_nb_levenberg_marquardt`, or None when numba cannot be imported."""
+    if _compiled_residuals() is None:
+        return None
+    names = ("minors_into", "_nb_levenberg_marquardt")
+    return _nb_levenberg_marquardt if _jit.compile_kernels(globals(), names) else None
 
 
 def _shift_maps(shift):
