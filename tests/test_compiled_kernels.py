@@ -194,6 +194,25 @@ def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
         np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
 
 
+def test_sample_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled gather, Gram matrix and inverse of each sample of design rows, then the
+    steps of inverse iteration: the numpy path's least eigenvectors to rounding."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.linear import sample_inverse_iteration
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(28)
+    s = random_two_view_scene(4, 300, sigma=0.5)
+    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    design = design_rows(*normed)
+    samples = np.stack([rng.choice(300, 90, replace=False) for _ in range(6)])
+    start = rng.normal(size=16)
+    f = [_on(b, monkeypatch, lambda: sample_inverse_iteration(design, samples, start))
+         for b in ("numpy", "numba")]
+    np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
+
+
 def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
     """PROSAC's samples needed, compiled: the numpy path's number to rounding and the same
     prefix (the pool it stops growing at), also when no prefix is non-random."""

@@ -31,10 +31,10 @@ from .linear import (
     denormalize_with,
     design_rows,
     gram_pass,
-    inverse_iteration,
     minimal_null_vectors,
     normalize_axes,
     pulled_rows,
+    sample_inverse_iteration,
     taubin_basis,
     taubin_fit,
     taubin_fit_from_design,
@@ -208,15 +208,14 @@ class EpipolarProblem(RobustProblemBase):
         Gram matrix, by inverse iteration from ``near`` when given (all of them are fits of
         its inliers; degenerate samples are then not detected, the refits decide).
         """
-        D = self.design[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
-            f, ok = minimal_null_vectors(D, CONDITIONING_TOL)
+            f, ok = minimal_null_vectors(self.design[samples], CONDITIONING_TOL)
         elif near is not None:
             start = np.asarray(near, dtype=float).reshape(16) @ self.normalized_from_model
-            f = inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
+            f = sample_inverse_iteration(self.design, samples, start)
             ok = np.ones(len(f), bool)
         else:  # the first pass of the Gram eigendecomposition (refined by the refits)
-            V, w, _ = gram_pass(D)
+            V, w, _ = gram_pass(self.design[samples])
             f, ok = V[..., 0], conditioning_from_eigenvalues(w) > CONDITIONING_TOL
         return denormalize_with(f[ok], self.model_from_normalized), np.flatnonzero(ok)
 

@@ -36,6 +36,7 @@ __all__ = [
     "null_vector_tall",
     "refine_pass",
     "robust_axis_normalization",
+    "sample_inverse_iteration",
     "solve_linear",
     "solve_linear_batch",
     "solve_taubin",
@@ -255,6 +256,59 @@ def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
         if i % 4 == 3 or i == steps - 1:  # growth at most 1e12 per step: rescaled every 4th
             x = x / np.sqrt(np.add.reduce(x * x, axis=-1, keepdims=True))  # the norm
     return x[:, 0]
+
+
+def sample_inverse_iteration(design, samples, start, steps: int = 8) -> np.ndarray:
+    """:func:`inverse_iteration` on the Gram matrices of samples of design rows: the least
+    eigenvectors (B, 16) of ``D_b^T D_b`` with ``D_b = design[samples[b]]``.
+
+    With numba, one compiled call (:func:`_nb_sample_inverse_iteration`) that gathers each
+    sample's rows, forms their Gram matrix with ``dsyrk`` and inverts it with numba's LAPACK
+    (to rounding: numpy inverts by ``dgesv`` against the identity); the vectors then agree to
+    the rounding of the steps.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design rows.
+    samples : (B, m) int ndarray
+        Row indices of each sample.
+    start : (16,) ndarray
+        A vector near all the eigenvectors.
+    steps : int
+    """
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        samples = np.asarray(samples, dtype=np.intp)
+        out = np.empty((len(samples), 16))
+        _nb_sample_inverse_iteration(design, samples,
+                                     np.ascontiguousarray(start, dtype=float).reshape(16),
+                                     steps, out, *_jit.lapack_routines("dsyrk"))
+        return out
+    D = design[samples]
+    return inverse_iteration(np.swapaxes(D, 1, 2) @ D, start, steps)
+
+
+def _nb_sample_inverse_iteration(design, samples, start, steps, out,
+                                 syrk):  # pragma: no cover - compiled
+    """:func:`sample_inverse_iteration` into ``out`` (B, 16) (for numba,
+    :func:`_compiled_row_kernels`): per sample the rows gathered, :func:`_nb_gram`, the
+    shifted inverse of :func:`inverse_iteration`, then :func:`_nb_inverse_steps`."""
+    m = samples.shape[1]
+    D = np.empty((m, 16))
+    H = np.empty((samples.shape[0], 16, 16))
+    for b in range(samples.shape[0]):
+        for i in range(m):
+            for j in range(16):
+                D[i, j] = design[samples[b, i], j]
+        G = _nb_gram(D, syrk)
+        shift = 0.0
+        for i in range(16):
+            shift += G[i, i]
+        shift *= 1e-12
+        for i in range(16):
+            G[i, i] += shift
+        H[b] = np.linalg.inv(G)
+    _nb_inverse_steps(H, start, steps, out)
 
 
 def null_vector_tall(D) -> tuple[np.ndarray, float]:
@@ -836,13 +890,14 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 def _compiled_row_kernels() -> bool:
     """Compile :func:`_nb_design_rows`, :func:`_nb_triangular_inverse_norms`,
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
-    :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows` and :func:`_nb_minimal_null_vectors`
-    (the module's names then hold the compiled kernels); False when numba cannot be
-    imported."""
+    :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`, :func:`_nb_minimal_null_vectors` and
+    :func:`_nb_sample_inverse_iteration` (the module's names then hold the compiled kernels);
+    False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
-                                            "_nb_pulled_rows", "_nb_minimal_null_vectors"))
+                                            "_nb_pulled_rows", "_nb_minimal_null_vectors",
+                                            "_nb_sample_inverse_iteration"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
