@@ -185,7 +185,14 @@ def eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     nearly diagonal) brings the error back to the ``eps * cond(D)`` of an SVD, the same
     one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
     (:func:`gram_pass` alone is the first pass, for candidates that are refined later.)
+    With numba, one compiled call for one matrix (:func:`_nb_eigen_tall`: numpy's BLAS and
+    LAPACK calls, the same numbers).
     """
+    if np.ndim(D) == 2 and _jit.USE_NUMBA and _compiled_row_kernels():
+        V, w = np.empty((16, 16)), np.empty(16)
+        _nb_eigen_tall(np.ascontiguousarray(D, dtype=float), V, w,
+                       *_jit.lapack_routines("dsyrk"))
+        return V, w
     V, _, Y = gram_pass(D)
     V, w, _ = refine_pass(V, Y)
     return V, w
@@ -286,6 +293,18 @@ def sample_inverse_iteration(design, samples, start, steps: int = 8) -> np.ndarr
         return out
     D = design[samples]
     return inverse_iteration(np.swapaxes(D, 1, 2) @ D, start, steps)
+
+
+def _nb_eigen_tall(D, V, w, syrk):  # pragma: no cover - compiled
+    """:func:`eigen_tall` of one matrix ``D`` (n, 16) into ``V`` (16, 16) and ``w`` (16,)
+    (for numba, :func:`_compiled_row_kernels`): :func:`_nb_gram` for ``D^T D`` and ``Y^T Y``
+    (``dsyrk``, as numpy), ``eigh`` and the products as :func:`_nb_leverage` makes them."""
+    _, V1 = np.linalg.eigh(_nb_gram(D, syrk))
+    Y = np.dot(D, V1)
+    w2, V2 = np.linalg.eigh(_nb_gram(Y, syrk))
+    V[:] = np.dot(V1, np.ascontiguousarray(V2))
+    for j in range(16):
+        w[j] = max(w2[j], 0.0)
 
 
 def _nb_sample_inverse_iteration(design, samples, start, steps, out,
@@ -836,6 +855,43 @@ def _nb_gram(D, syrk):  # pragma: no cover - compiled
     return G
 
 
+def _nb_surely_conditioned(M, tol):  # pragma: no cover - compiled
+    """Whether the conditioning ``sqrt(w_1 / w_15)`` of the Gram matrix ``M`` (16, 16)
+    (:func:`conditioning_from_eigenvalues`) is at least ``tol`` by a bound, without its
+    eigenvalues (False: not known). By interlacing, ``w_1`` is at least the least eigenvalue
+    of ``B = M[:15, :15]``, which is at least ``1 / |L^-1|_F^2`` for the Cholesky factor
+    ``L`` of ``B``; ``w_15`` is at most the trace. The bound must clear ``tol^2`` by a margin
+    above the rounding of the factorisation (``1e-11`` of the trace), so the answer is the
+    eigenvalues' whenever it is given."""
+    n = 15
+    L = np.zeros((n, n))
+    for j in range(n):
+        t = M[j, j]
+        for k in range(j):
+            t -= L[j, k] * L[j, k]
+        if not t > 0.0:
+            return False
+        L[j, j] = np.sqrt(t)
+        for i in range(j + 1, n):
+            t = M[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    total = 0.0  # |L^-1|_F^2, column by column of the inverse (forward substitution)
+    x = np.empty(n)
+    for j in range(n):
+        for i in range(j, n):
+            t = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                t -= L[i, k] * x[k]
+            x[i] = t / L[i, i]
+            total += x[i] * x[i]
+    trace = 0.0
+    for i in range(16):
+        trace += M[i, i]
+    return 1.0 / total > (4.0 * tol * tol + 1e-11) * trace
+
+
 def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
                     sygv):  # pragma: no cover - compiled
     """:func:`taubin_fit_from_design` of the rows ``rows`` (gathered into ``D``) with the
@@ -846,10 +902,11 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
         for j in range(16):
             D[i, j] = design[rows[i], j]
     M = _nb_gram(D, syrk)
-    w = np.linalg.eigvalsh(M)
-    cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
-    if cond < tol:
-        return False
+    if not _nb_surely_conditioned(M, tol):
+        w = np.linalg.eigvalsh(M)
+        cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
+        if cond < tol:
+            return False
     # taubin_gradient_moments: np.bincount adds the weights in their order.
     Mf, Nf = M.ravel(), np.zeros(256)
     blocks = source.shape[1]
@@ -890,14 +947,16 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 def _compiled_row_kernels() -> bool:
     """Compile :func:`_nb_design_rows`, :func:`_nb_triangular_inverse_norms`,
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
-    :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`, :func:`_nb_minimal_null_vectors` and
-    :func:`_nb_sample_inverse_iteration` (the module's names then hold the compiled kernels);
-    False when numba cannot be imported."""
+    :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`, :func:`_nb_minimal_null_vectors`,
+    :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall` and
+    :func:`_nb_surely_conditioned` (the module's names then hold the compiled kernels); False
+    when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
                                             "_nb_pulled_rows", "_nb_minimal_null_vectors",
-                                            "_nb_sample_inverse_iteration"))
+                                            "_nb_sample_inverse_iteration", "_nb_eigen_tall",
+                                            "_nb_surely_conditioned"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
