@@ -188,7 +188,8 @@ class EpipolarProblem(RobustProblemBase):
         self._subset = None
         self._rows_subset = None
         self._scratch = Scratch()
-        self._last = (None, None, None)  # (model, distances, gradient norms)
+        self._last = (None, None, None, None)  # (model's bytes, distances, norms, shape)
+        self._subset_given = None  # the last verification subset passed to residuals
         self._fits = {}  # Taubin's fits by their rows (:meth:`_taubin`)
 
     def pixels_from_model(self, model) -> np.ndarray:
@@ -225,22 +226,25 @@ class EpipolarProblem(RobustProblemBase):
                 return self._single(models[0])[0][None]
             return self._rows.distances(models)
         # The loop passes one verification subset: its evaluator is built once, and rebuilt
-        # only for other indices.
-        if self._subset is None or not np.array_equal(self._subset, subset):
+        # only for other indices (the same array object is the same indices).
+        if subset is not self._subset_given and (self._subset is None
+                                                 or not np.array_equal(self._subset, subset)):
             self._subset = np.array(subset)
             self._rows_subset = self._rows.subset(self._subset)
+        self._subset_given = subset
         return self._rows_subset.distances(models)
 
     def _single(self, model):
         """Distances and gradient norms ``(N,)`` of one model on all points (read-only; the
         last model is cached: the loop scores each refit, and the next refit weights its rows
         by the gradient norms)."""
-        last = self._last[0]
-        # np.array_equal's test without its dispatch (the loop asks about 20 times per estimate)
-        if last is None or last.shape != model.shape or not (last == model).all():
+        # The model's bytes identify it (the loop asks about 20 times per estimate; equal
+        # values with other bytes, 0.0 and -0.0, are only evaluated again).
+        key = model.tobytes()
+        if key != self._last[0] or model.shape != self._last[3]:
             d, gn = self._rows.distances(model[None], norms=True)
             d.flags.writeable = gn.flags.writeable = False
-            self._last = (np.array(model), d[0], gn[0])
+            self._last = (key, d[0], gn[0], model.shape)
         return self._last[1], self._last[2]
 
     def chance_residuals(self, model, rng, draws):
