@@ -384,12 +384,12 @@ def _levenberg_marquardt(res, C, K, iterations):
     to rounding (numba's LAPACK solve rounds otherwise than numpy's); a singular or
     non-finite system, which it cannot solve, is left to the loop here (least squares).
     """
-    kernel = _compiled_polish() if _jit.USE_NUMBA else None
-    if kernel is not None:
+    if _jit.USE_NUMBA and _compiled_polish():
         n, out = len(res), np.empty((4, 4))
         try:
-            cost = kernel(np.ascontiguousarray(C, dtype=float),
-                          np.ascontiguousarray(K, dtype=float), res.x, res.y, res.xp, res.yp, res.a, res.c, res.s2, iterations,
+            cost = _nb_levenberg_marquardt(np.ascontiguousarray(C, dtype=float),
+                          np.ascontiguousarray(K, dtype=float), res.x, res.y, res.xp, res.yp,
+                          res.s2, iterations, res._scratch.get("AC", (8, n)),
                           res._scratch.get("W", (7, n)), res._scratch.get("J", (16, n)),
                           *minor_tables(), out)
             return out, cost
@@ -432,14 +432,19 @@ def _levenberg_marquardt(res, C, K, iterations):
     return C, cost
 
 
-def _nb_levenberg_marquardt(C, K, x, y, xp, yp, a, c, s2, iterations, W, J, P, AT, PW,
+def _nb_levenberg_marquardt(C, K, x, y, xp, yp, s2, iterations, AC, W, J, P, AT, PW,
                             out):  # pragma: no cover - compiled
     """:func:`_levenberg_marquardt` of ``C`` (4, 4) in one call, into ``out`` (4, 4); returns
     the cost (for numba, :func:`_compiled_polish`). The same steps: the minors and their
     Jacobian by :func:`~xslit.epipolar.minors.minors_into` (``P, AT, PW`` its tables), the
-    distances and Jacobian rows by :func:`_nb_residuals` (``W``, ``J`` scratch), numba's
-    products and solve (a singular or non-finite system raises LinAlgError)."""
+    distances and Jacobian rows by :func:`_nb_residuals` (the rows ``a``, ``c`` of
+    :class:`_Residuals` built into ``AC`` (8, n); ``W``, ``J`` scratch), numba's products and
+    solve (a singular or non-finite system raises LinAlgError)."""
     n = x.shape[0]
+    for i in range(n):
+        AC[0, i], AC[1, i], AC[2, i], AC[3, i] = x[i] * y[i], x[i], y[i], 1.0
+        AC[4, i], AC[5, i], AC[6, i], AC[7, i] = xp[i] * yp[i], xp[i], yp[i], 1.0
+    a, c = AC[:4], AC[4:]
     f, Jc = np.empty(16), np.empty((16, 16))
     fn, unused = np.empty(16), np.empty((16, 16))
     d, dn = np.empty(n), np.empty(n)
@@ -487,12 +492,14 @@ def _nb_levenberg_marquardt(C, K, x, y, xp, yp, a, c, s2, iterations, W, J, P, A
 
 
 @functools.cache
-def _compiled_polish():
-    """The compiled :func:`_nb_levenberg_marquardt`, or None when numba cannot be imported."""
+def _compiled_polish() -> bool:
+    """Compile :func:`_nb_levenberg_marquardt` and :func:`_nb_ranking_costs` (with the
+    minors' kernel they call; the module's names then hold the compiled kernels); False when
+    numba cannot be imported."""
     if _compiled_residuals() is None:
-        return None
-    names = ("minors_into", "_nb_levenberg_marquardt")
-    return _nb_levenberg_marquardt if _jit.compile_kernels(globals(), names) else None
+        return False
+    names = ("minors_into", "_nb_levenberg_marquardt", "_nb_ranking_costs")
+    return _jit.compile_kernels(globals(), names)
 
 
 def _shift_maps(shift):
@@ -502,24 +509,62 @@ def _shift_maps(shift):
     return S
 
 
-#: The tensor maps of the frames in which the starts are read off, and their inverses.
+#: The tensor maps of the frames in which the starts are read off, and their inverses
+#: (read-only: a fit's ``frame_map`` is one of them).
 _FRAMES = np.stack([kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS])
 _FRAMES_INV = np.linalg.inv(_FRAMES)
+_FRAMES.flags.writeable = False
 
 
 def _starts(f_n):
-    """Candidate matrices (balanced) and their frame maps for the normalised tensor ``f_n``."""
+    """Candidate matrices (balanced) for the normalised tensor ``f_n`` and the indices of
+    their frames in :data:`_FRAMES`."""
     fg = f_n @ _FRAMES_INV  # (frames, 16)
     use = np.abs(fg[:, -1]) >= 1e-10 * np.abs(fg).max(axis=1)
     if not use.any():
-        return np.zeros((0, 4, 4)), np.zeros((0, 16, 16))
+        return np.zeros((0, 4, 4)), np.zeros(0, np.intp)
     # (frames, 8, 4, 4), ranked by their Sampson cost (not the read-off's residuals)
     C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2), residuals=False)
     flat = C.reshape(*C.shape[:-2], 16)
     with np.errstate(invalid="ignore"):
         good = np.isfinite(flat).all(axis=-1) & (np.abs(flat).max(axis=-1) < 1e8)
-    Ks = np.broadcast_to(_FRAMES[use][:, None], (*good.shape, 16, 16))
-    return _balance(C[good]), Ks[good]
+    frames = np.broadcast_to(np.flatnonzero(use)[:, None], good.shape)
+    return _balance(C[good]), frames[good]
+
+
+def _ranking_costs(res, C, frames):
+    """The tensors ``(B, 16)`` (in the normalised coordinates of ``res``) of the starts ``C``
+    (B, 4, 4) read off in the frames ``frames`` (B,) and their summed squared distances
+    ``(B,)`` on the correspondences of ``res``. With numba, one compiled call
+    (:func:`_nb_ranking_costs`)."""
+    if _jit.USE_NUMBA and _compiled_polish():
+        tensors, costs = np.empty((len(C), 16)), np.empty(len(C))
+        _nb_ranking_costs(np.ascontiguousarray(C), frames, _FRAMES, res.x, res.y, res.xp, res.yp, res.s2,
+               *minor_tables(), tensors, costs)
+        return tensors, costs
+    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ _FRAMES[frames])[:, 0]
+    d = res.distances(tensors)
+    return tensors, np.einsum("bn,bn->b", d, d)
+
+
+def _nb_ranking_costs(C, frames, maps, x, y, xp, yp, s2, P, AT, PW, tensors,
+                      costs):  # pragma: no cover - compiled
+    """:func:`_ranking_costs` into ``tensors`` (B, 16) and ``costs`` (B,) (for numba,
+    :func:`_compiled_polish`): per start its minors (:func:`~xslit.epipolar.minors.minors_into`),
+    their product with its frame's map ``maps[frames[b]]`` and the distances of
+    :func:`_nb_residuals`."""
+    f, unused = np.empty(16), np.empty((16, 16))
+    d = np.empty(x.shape[0])
+    none = np.empty((0, 0))
+    for b in range(C.shape[0]):
+        minors_into(C[b], P, AT, PW, False, f, unused)
+        tensors[b] = np.dot(f, maps[frames[b]])
+        _nb_residuals(tensors[b].reshape(4, 4), x, y, xp, yp, none, none, s2, False, d, none,
+                      none)
+        total = 0.0
+        for n in range(x.shape[0]):
+            total += d[n] * d[n]
+        costs[b] = total
 
 
 def _distinct_best(costs, tensors, count):
@@ -647,20 +692,20 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             start.frame_map
         return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
 
-    C, Kf = (np.concatenate(parts) for parts in zip(*map(_starts, f_n), strict=True))
+    C, frames = (np.concatenate(parts) for parts in zip(*map(_starts, f_n), strict=True))
     if len(C) == 0:
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
     # Starts ranked on a few inliers spread over their order, the best distinct ones polished.
-    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ Kf)[:, 0]
-    d0 = every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]).distances(tensors)
-    keep = _distinct_best(np.einsum("bn,bn->b", d0, d0), tensors, max(n_starts, 1))
+    tensors, costs = _ranking_costs(every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]),
+                                    C, frames)
+    keep = _distinct_best(costs, tensors, max(n_starts, 1))
     first = fitted
     if len(idx) > 2 * subset_size:
         first = every.subset(np.sort(rng.choice(idx, subset_size, replace=False)))
-    polished = [_levenberg_marquardt(first, C[b], Kf[b], iterations) for b in keep]
+    polished = [_levenberg_marquardt(first, C[b], _FRAMES[frames[b]], iterations) for b in keep]
     best = int(np.argmin([cost for _, cost in polished]))
-    C, Kf = _balance(polished[best][0][None])[0], Kf[keep[best]]
+    C, Kf = _balance(polished[best][0][None])[0], _FRAMES[frames[keep[best]]]
     if first is not fitted:
         C, _ = _levenberg_marquardt(fitted, C, Kf, iterations)
     return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
@@ -670,7 +715,8 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
     """:func:`refine_on_variety`'s last step: the inliers of the polished ``C`` re-selected
     at ``threshold`` and polished again (up to ``rounds`` times), the fit in pixels."""
     for round_ in range(max(rounds, 1)):
-        d = np.abs(every.distances((principal_minor_tensor(C).reshape(16) @ Kf)[None])[0])
+        f = principal_minor_tensor(C).reshape(16) @ Kf  # the final C's when the loop ends
+        d = np.abs(every.distances(f[None])[0])
         if threshold is None:
             break
         new = d < threshold
@@ -684,7 +730,7 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
         C, _ = _levenberg_marquardt(every.subset(np.flatnonzero(new)), C, Kf, iterations)
     if threshold is not None:
         inl = d < threshold
-    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ _pixels_from_frame(T.tobytes())
+    f = f @ _pixels_from_frame(T.tobytes())
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
