@@ -570,10 +570,18 @@ def _nb_ranking_costs(C, frames, maps, x, y, xp, yp, s2, P, AT, PW, tensors,
 def _distinct_best(costs, tensors, count):
     """Indices of the ``count`` best starts by ``costs`` with distinct ``tensors`` (B, 16):
     ``C`` and its transposed twin ``D^{-1} C^T D``, both among the candidates, have the
-    same principal minors."""
+    same principal minors.
+
+    One matrix read off in two frames has one cost up to rounding (and tensors of opposite
+    signs in pixels, when the frames' empty minors differ in sign): costs within a relative
+    ``1e-9`` count as equal and the first read off goes first, so that the choice does not
+    depend on how the costs were rounded (the compiled and the numpy ranking sum them in
+    different orders)."""
     unit = tensors / np.linalg.norm(tensors, axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        level = np.floor(np.log(costs) * 1e9)
     keep = []
-    for b in np.argsort(costs, kind="stable"):
+    for b in np.lexsort((np.arange(len(costs)), level)):
         if not np.isfinite(costs[b]):
             break
         if all(min(np.linalg.norm(unit[b] - unit[k]), np.linalg.norm(unit[b] + unit[k])) > 1e-8
