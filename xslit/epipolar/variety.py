@@ -493,13 +493,11 @@ def _nb_levenberg_marquardt(C, K, x, y, xp, yp, s2, iterations, AC, W, J, P, AT,
 
 @functools.cache
 def _compiled_polish() -> bool:
-    """Compile :func:`_nb_levenberg_marquardt` and :func:`_nb_ranking_costs` (with the
-    minors' kernel they call; the module's names then hold the compiled kernels); False when
-    numba cannot be imported."""
+    """Compile :func:`_nb_levenberg_marquardt` (with the minors' kernel it calls; the
+    module's names then hold the compiled kernels); False when numba cannot be imported."""
     if _compiled_residuals() is None:
         return False
-    names = ("minors_into", "_nb_levenberg_marquardt", "_nb_ranking_costs")
-    return _jit.compile_kernels(globals(), names)
+    return _jit.compile_kernels(globals(), ("minors_into", "_nb_levenberg_marquardt"))
 
 
 def _shift_maps(shift):
@@ -532,56 +530,13 @@ def _starts(f_n):
     return _balance(C[good]), frames[good]
 
 
-def _ranking_costs(res, C, frames):
-    """The tensors ``(B, 16)`` (in the normalised coordinates of ``res``) of the starts ``C``
-    (B, 4, 4) read off in the frames ``frames`` (B,) and their summed squared distances
-    ``(B,)`` on the correspondences of ``res``. With numba, one compiled call
-    (:func:`_nb_ranking_costs`)."""
-    if _jit.USE_NUMBA and _compiled_polish():
-        tensors, costs = np.empty((len(C), 16)), np.empty(len(C))
-        _nb_ranking_costs(np.ascontiguousarray(C), frames, _FRAMES, res.x, res.y, res.xp, res.yp, res.s2,
-               *minor_tables(), tensors, costs)
-        return tensors, costs
-    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ _FRAMES[frames])[:, 0]
-    d = res.distances(tensors)
-    return tensors, np.einsum("bn,bn->b", d, d)
-
-
-def _nb_ranking_costs(C, frames, maps, x, y, xp, yp, s2, P, AT, PW, tensors,
-                      costs):  # pragma: no cover - compiled
-    """:func:`_ranking_costs` into ``tensors`` (B, 16) and ``costs`` (B,) (for numba,
-    :func:`_compiled_polish`): per start its minors (:func:`~xslit.epipolar.minors.minors_into`),
-    their product with its frame's map ``maps[frames[b]]`` and the distances of
-    :func:`_nb_residuals`."""
-    f, unused = np.empty(16), np.empty((16, 16))
-    d = np.empty(x.shape[0])
-    none = np.empty((0, 0))
-    for b in range(C.shape[0]):
-        minors_into(C[b], P, AT, PW, False, f, unused)
-        tensors[b] = np.dot(f, maps[frames[b]])
-        _nb_residuals(tensors[b].reshape(4, 4), x, y, xp, yp, none, none, s2, False, d, none,
-                      none)
-        total = 0.0
-        for n in range(x.shape[0]):
-            total += d[n] * d[n]
-        costs[b] = total
-
-
 def _distinct_best(costs, tensors, count):
     """Indices of the ``count`` best starts by ``costs`` with distinct ``tensors`` (B, 16):
     ``C`` and its transposed twin ``D^{-1} C^T D``, both among the candidates, have the
-    same principal minors.
-
-    One matrix read off in two frames has one cost up to rounding (and tensors of opposite
-    signs in pixels, when the frames' empty minors differ in sign): costs within a relative
-    ``1e-9`` count as equal and the first read off goes first, so that the choice does not
-    depend on how the costs were rounded (the compiled and the numpy ranking sum them in
-    different orders)."""
+    same principal minors."""
     unit = tensors / np.linalg.norm(tensors, axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        level = np.floor(np.log(costs) * 1e9)
     keep = []
-    for b in np.lexsort((np.arange(len(costs)), level)):
+    for b in np.argsort(costs, kind="stable"):
         if not np.isfinite(costs[b]):
             break
         if all(min(np.linalg.norm(unit[b] - unit[k]), np.linalg.norm(unit[b] + unit[k])) > 1e-8
@@ -705,9 +660,9 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
     # Starts ranked on a few inliers spread over their order, the best distinct ones polished.
-    tensors, costs = _ranking_costs(every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]),
-                                    C, frames)
-    keep = _distinct_best(costs, tensors, max(n_starts, 1))
+    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ _FRAMES[frames])[:, 0]
+    d0 = every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]).distances(tensors)
+    keep = _distinct_best(np.einsum("bn,bn->b", d0, d0), tensors, max(n_starts, 1))
     first = fitted
     if len(idx) > 2 * subset_size:
         first = every.subset(np.sort(rng.choice(idx, subset_size, replace=False)))
