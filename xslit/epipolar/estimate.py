@@ -36,6 +36,7 @@ from .linear import (
     pulled_rows,
     sample_inverse_iteration,
     taubin_basis,
+    taubin_basis_from_design,
     taubin_fit,
     taubin_fit_from_design,
     taubin_matrices,
@@ -685,11 +686,16 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
             return taubin_matrices([c[rows] for c in normed], scales)
         return taubin_matrices_from_design(design, rows, scales)
 
-    M, N = matrices(inliers)
-    cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
-    try:
-        basis, ratios = taubin_basis(M, N, 2)
-    except np.linalg.LinAlgError:  # no gradient in some direction: degenerate
+    if design is None:
+        M, N = matrices(inliers)
+        cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
+        try:
+            basis, ratios = taubin_basis(M, N, 2)
+        except np.linalg.LinAlgError:
+            basis = None
+    else:
+        basis, ratios, cond = taubin_basis_from_design(design, inliers, scales, 2)
+    if basis is None:  # no gradient in some direction: degenerate
         basis, ratios = np.zeros((2, 16)), np.zeros(16)
     f0 = basis[0]
     if (cond < CONDITIONING_TOL or ratios[3] < FAMILY_RATIO * ratios[0]

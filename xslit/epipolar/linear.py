@@ -40,6 +40,8 @@ __all__ = [
     "solve_linear",
     "solve_linear_batch",
     "solve_taubin",
+    "taubin_basis",
+    "taubin_basis_from_design",
     "taubin_fit",
     "taubin_fit_from_design",
     "taubin_gradient_moments",
@@ -826,6 +828,96 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     return out.reshape(2, 2, 2, 2)
 
 
+def taubin_basis_from_design(design, rows, scales, count: int, scratch=None):
+    """Taubin's ``count`` least generalised eigenvectors and all the generalised eigenvalues
+    (:func:`taubin_basis`) of the correspondences ``rows`` from their rows of the ``design``
+    matrix, and the conditioning of their Gram matrix (:func:`conditioning_from_eigenvalues`).
+    With numba, one compiled call (:func:`_nb_taubin_basis_rows`) with the BLAS and LAPACK
+    routines of numpy's and SciPy's functions: the same numbers.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design matrix (:func:`design_rows`) of coordinates normalised with
+        ``x_n = s_k (x - m_k)``.
+    rows : (N,) bool ndarray or (n,) int ndarray
+        The correspondences.
+    scales : (4,) ndarray
+        ``s_k`` of each axis.
+    count : int
+    scratch : xslit._scratch.Scratch, optional
+        Buffers reused across calls (for the gathered rows).
+
+    Returns
+    -------
+    basis : (count, 16) ndarray, or None when :func:`taubin_basis` raises
+    ratios : (16,) ndarray, or None with it
+    conditioning : float
+    """
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        rows = np.asarray(rows)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.intp, copy=False)
+        D = (np.empty((len(rows), 16)) if scratch is None
+             else scratch.get("taubin_rows", (len(rows), 16)))
+        basis, ratios = np.empty((count, 16)), np.empty(16)
+        cond = _nb_taubin_basis_rows(design, rows, np.square(scales), _TAUBIN_SOURCE,
+                                     _TAUBIN_TARGET, D, basis, ratios,
+                                     *_jit.lapack_routines("dsyrk", "dsygv"))
+        if cond < 0.0:  # dsygv failed: N is not positive definite
+            return None, None, -1.0 - cond
+        return basis, ratios, cond
+    M, N = taubin_matrices_from_design(design, rows, scales)
+    cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))
+    try:
+        basis, ratios = taubin_basis(M, N, count)
+    except np.linalg.LinAlgError:
+        return None, None, cond
+    return basis, ratios, cond
+
+
+def _nb_taubin_basis_rows(design, rows, s2, source, target, D, basis, ratios, syrk,
+                          sygv):  # pragma: no cover - compiled
+    """:func:`taubin_basis_from_design` into ``basis`` (count, 16) and ``ratios`` (16,);
+    returns the conditioning, or ``-1 - conditioning`` when ``dsygv`` fails (for numba,
+    :func:`_compiled_row_kernels`). The operations of :func:`_nb_taubin_rows` and
+    :func:`taubin_basis` in their order."""
+    for i in range(rows.shape[0]):
+        for j in range(16):
+            D[i, j] = design[rows[i], j]
+    M = _nb_gram(D, syrk)
+    w = np.linalg.eigvalsh(M)
+    cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
+    Mf, Nf = M.ravel(), np.zeros(256)
+    blocks = source.shape[1]
+    for k in range(4):
+        for j in range(blocks):
+            Nf[target[k * blocks + j]] += s2[k] * Mf[source[k, j]]
+    m = M[15, 15]
+    a, b = np.empty((15, 15)), np.empty((15, 15))
+    for i in range(15):
+        for j in range(15):
+            a[j, i] = M[i, j] - M[i, 15] * M[15, j] / m
+            b[j, i] = Nf[16 * i + j]
+    itype, n, lwork, info = (np.array([1], np.int32), np.array([15], np.int32),
+                             np.array([44], np.int32), np.zeros(1, np.int32))
+    jobz, uplo = np.array([86], np.uint8), np.array([76], np.uint8)  # "V", "L"
+    lam, work = np.empty(15), np.empty(44)
+    sygv(itype.ctypes, jobz.ctypes, uplo.ctypes, n.ctypes, a.ctypes, n.ctypes, b.ctypes,
+         n.ctypes, lam.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
+    if info[0] != 0:
+        return -1.0 - cond
+    for k in range(basis.shape[0]):
+        g = a[k].copy()  # eigenvector k: column k of the Fortran-ordered result
+        f = basis[k]
+        f[:15] = g
+        f[15] = -np.dot(M[15, :15], g) / m
+        f /= np.sqrt(np.dot(f, f))
+    for k in range(15):
+        ratios[k] = max(lam[k], 0.0)
+    ratios[15] = np.inf
+    return cond
+
+
 def _nb_robust_spread(v, keep, m, spread):  # pragma: no cover - compiled
     """Per row of ``v`` (B, N): the median into ``m`` and the mean of the ``keep`` least
     absolute deviations from it into ``spread`` (B,) (:func:`robust_axis_normalization`; for
@@ -997,15 +1089,17 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
     :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`, :func:`_nb_minimal_null_vectors`,
     :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
-    :func:`_nb_surely_conditioned` and :func:`_nb_nearly_diagonal_eigh` (the module's names
-    then hold the compiled kernels); False when numba cannot be imported."""
+    :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh` and
+    :func:`_nb_taubin_basis_rows` (the module's names then hold the compiled kernels); False
+    when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_triangular_inverse_norms",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
                                             "_nb_pulled_rows", "_nb_minimal_null_vectors",
                                             "_nb_sample_inverse_iteration", "_nb_eigen_tall",
                                             "_nb_surely_conditioned",
-                                            "_nb_nearly_diagonal_eigh"))
+                                            "_nb_nearly_diagonal_eigh",
+                                            "_nb_taubin_basis_rows"))
 
 
 def weighted_leverage(design, rows, norms, scratch):
