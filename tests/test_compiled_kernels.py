@@ -114,6 +114,29 @@ def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
                                                                   K, 1e-6)) is None
 
 
+def test_taubin_bases_of_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled Taubin basis of design rows (the polish's start): the same eigenvectors,
+    eigenvalues and conditioning bit for bit as numpy and SciPy, from indices or a mask, also
+    for rows that do not determine the tensor (all on one line of image 1)."""
+    from xslit.epipolar.linear import taubin_basis_from_design
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(25)
+    s = random_two_view_scene(4, 400)
+    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    design = design_rows(*normed)
+    scales = np.array([T[0, 0] for T in Ts])
+    line = design.copy()
+    line[:, np.r_[0:4, 8:12]] = 0.0  # y = 0 in image 1: a = [0, x, 0, 1]
+    for D, rows in ((design, np.sort(rng.choice(400, 40, replace=False))),
+                    (design, rng.random(400) < 0.7), (line, np.arange(50))):
+        out = [_on(b, monkeypatch, lambda D=D, rows=rows: taubin_basis_from_design(
+            D, rows, scales, 2)) for b in ("numpy", "numba")]
+        for a, b in zip(out[1], out[0], strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert out[0][2] < 1e-6  # the line's rows: a conditioning of 0 to rounding
+
+
 def test_principal_minors_of_one_matrix_are_the_numpy_paths(monkeypatch):
     """The compiled minors and Jacobian of one matrix (the polish's): the numpy path's
     numbers bit for bit, also for a singular matrix; batches take the numpy path."""
