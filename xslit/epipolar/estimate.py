@@ -309,14 +309,15 @@ class EpipolarProblem(RobustProblemBase):
         their Gram matrix weighted by the gradient norms of ``model`` (first-order
         perturbation when the row is deleted, :meth:`refit`); ``(inliers.sum(),)``, or None
         when that eigenvector is not isolated. Inliers have about ``15 / n``."""
-        lev = self._leverage(model, np.flatnonzero(inliers))
+        lev = self._leverage(model, np.flatnonzero(inliers), refine=False)
         return None if lev is None else lev[0].copy()
 
-    def _leverage(self, model, idx):
-        """(h, V, V1, w1, D): leverages, the refined and first eigenvectors of the weighted
-        Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows (scratch)."""
+    def _leverage(self, model, idx, refine=True):
+        """(h, V, V1, w1, D): leverages, the refined (with ``refine``) and first eigenvectors
+        of the weighted Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows
+        (scratch)."""
         return weighted_leverage(self.design, idx, self._single(np.asarray(model))[1],
-                                 self._scratch)
+                                 self._scratch, refine)
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` (indices) as a model, or None when they do not determine

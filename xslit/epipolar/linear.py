@@ -1102,7 +1102,7 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_taubin_basis_rows"))
 
 
-def weighted_leverage(design, rows, norms, scratch):
+def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
     """Leverages of the ``rows`` of the ``design`` matrix, each divided by its gradient norm,
     on the least eigenvector of their Gram matrix: first-order perturbations of that
     eigenvector when the row is deleted, ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``.
@@ -1122,6 +1122,9 @@ def weighted_leverage(design, rows, norms, scratch):
         Gradient norms of all rows (floored at ``1e-12`` times the largest of ``rows``).
     scratch : xslit._scratch.Scratch
         Holds the weighted rows and their projections (``"D"``, ``"Y"``).
+    refine : bool
+        Whether to refine the eigenvectors (the leverages use the first pass's; without,
+        ``V`` is None).
 
     Returns
     -------
@@ -1142,9 +1145,9 @@ def weighted_leverage(design, rows, norms, scratch):
         h, V, V1, w1 = scratch.get("h", (n,)), np.empty((16, 16)), np.empty((16, 16)), \
             np.empty(16)
         if not _nb_leverage(design, np.asarray(rows, dtype=np.intp), norms, D, Y, h, V, V1, w1,
-                      *_jit.lapack_routines("dsyrk", "dgemv")):
+                            refine, *_jit.lapack_routines("dsyrk", "dgemv")):
             return None
-        return h, V, V1, w1, D
+        return h, V if refine else None, V1, w1, D
     gn = norms[rows]
     np.take(design, rows, axis=0, out=D)
     D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
@@ -1152,7 +1155,7 @@ def weighted_leverage(design, rows, norms, scratch):
     gap = w1[1:] - w1[0]
     if gap[0] <= 0:
         return None
-    V, _, _ = refine_pass(V1, Y)
+    V = refine_pass(V1, Y)[0] if refine else None
     np.square(Y, out=Y)
     return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
 
@@ -1232,13 +1235,13 @@ def _nb_pulled_rows(d, h, D, V1, w1, K, threshold, sample_size,
         pulled[:] = False
 
 
-def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
+def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, refine, syrk,
                  gemv):  # pragma: no cover - compiled
     """:func:`weighted_leverage` into ``D``, ``Y`` (n, 16), ``h`` (n,), ``V``, ``V1`` (16, 16)
     and ``w1`` (16,); False when the least eigenvalue is not isolated. numpy's operations in
     their order (for numba, :func:`_compiled_row_kernels`): ``dsyrk`` for ``D.T @ D``, ``dgemv``
     as numpy calls it for ``Y[:, 1:] @ g`` (row-major, leading dimension 16); the refined
-    vectors ``V`` by :func:`_nb_nearly_diagonal_eigh` (to rounding)."""
+    vectors ``V`` by :func:`_nb_nearly_diagonal_eigh` (to rounding), only with ``refine``."""
     n = rows.shape[0]
     top = -np.inf
     for i in range(n):
@@ -1256,8 +1259,9 @@ def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
     if w1[1] - w1[0] <= 0:
         return False
     np.dot(D, V1, Y)
-    _, V2 = _nb_nearly_diagonal_eigh(_nb_gram(Y, syrk))
-    V[:] = np.dot(V1, np.ascontiguousarray(V2))
+    if refine:
+        _, V2 = _nb_nearly_diagonal_eigh(_nb_gram(Y, syrk))
+        V[:] = np.dot(V1, np.ascontiguousarray(V2))
     inverse_gap = np.empty(15)
     for j in range(15):
         inverse_gap[j] = 1.0 / (w1[j + 1] - w1[0])
