@@ -386,12 +386,12 @@ def _levenberg_marquardt(res, C, K, iterations):
     """
     if _jit.USE_NUMBA and _compiled_polish():
         n, out = len(res), np.empty((4, 4))
+        scratch = res._scratch
         try:
-            cost = _nb_levenberg_marquardt(np.ascontiguousarray(C, dtype=float),
-                          np.ascontiguousarray(K, dtype=float), res.x, res.y, res.xp, res.yp,
-                          res.s2, iterations, res._scratch.get("AC", (8, n)),
-                          res._scratch.get("W", (7, n)), res._scratch.get("J", (16, n)),
-                          *minor_tables(), out)
+            cost = _nb_levenberg_marquardt(
+                np.ascontiguousarray(C, dtype=float), np.ascontiguousarray(K, dtype=float),
+                res.x, res.y, res.xp, res.yp, res.s2, iterations, scratch.get("AC", (8, n)),
+                scratch.get("W", (7, n)), scratch.get("J", (16, n)), *minor_tables(), out)
             return out, cost
         except np.linalg.LinAlgError:
             pass
