@@ -115,6 +115,29 @@ def test_taubin_fits_of_rows_are_the_numpy_paths(monkeypatch):
                                                                   K, 1e-6)) is None
 
 
+def test_taubin_bases_of_rows_are_the_numpy_paths(monkeypatch):
+    """The compiled Taubin basis of design rows (the polish's start): the same eigenvectors,
+    eigenvalues and conditioning bit for bit as numpy and SciPy, from indices or a mask, also
+    for rows that do not determine the tensor (all on one line of image 1)."""
+    from xslit.epipolar.linear import taubin_basis_from_design
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(25)
+    s = random_two_view_scene(4, 400)
+    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    design = design_rows(*normed)
+    scales = np.array([T[0, 0] for T in Ts])
+    line = design.copy()
+    line[:, np.r_[0:4, 8:12]] = 0.0  # y = 0 in image 1: a = [0, x, 0, 1]
+    for D, rows in ((design, np.sort(rng.choice(400, 40, replace=False))),
+                    (design, rng.random(400) < 0.7), (line, np.arange(50))):
+        out = [_on(b, monkeypatch, lambda D=D, rows=rows: taubin_basis_from_design(
+            D, rows, scales, 2)) for b in ("numpy", "numba")]
+        for a, b in zip(out[1], out[0], strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert out[0][2] < 1e-6  # the line's rows: a conditioning of 0 to rounding
+
+
 def test_principal_minors_of_one_matrix_are_the_numpy_paths(monkeypatch):
     """The compiled minors and Jacobian of one matrix (the polish's): the numpy path's
     numbers bit for bit, also for a singular matrix; batches take the numpy path."""
@@ -196,6 +219,25 @@ def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
         np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
 
 
+def test_sample_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
+    """The compiled gather, Gram matrix and inverse of each sample of design rows, then the
+    steps of inverse iteration: the numpy path's least eigenvectors to rounding."""
+    from tolerances import EXACT
+
+    from xslit.epipolar.linear import sample_inverse_iteration
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(28)
+    s = random_two_view_scene(4, 300, sigma=0.5)
+    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    design = design_rows(*normed)
+    samples = np.stack([rng.choice(300, 90, replace=False) for _ in range(6)])
+    start = rng.normal(size=16)
+    f = [_on(b, monkeypatch, lambda: sample_inverse_iteration(design, samples, start))
+         for b in ("numpy", "numba")]
+    np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
+
+
 def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
     """PROSAC's samples needed, compiled: the numpy path's number to rounding and the same
     prefix (the pool it stops growing at), also when no prefix is non-random."""
@@ -264,9 +306,12 @@ def test_pulled_rows_are_the_numpy_paths(monkeypatch):
 
 def test_leverages_are_the_numpy_paths(monkeypatch):
     """The compiled leverages of weighted design rows: the numpy path's numbers bit for bit
-    (leverages, both passes' eigenvectors, eigenvalues and weighted rows), and None on both
-    paths when the least eigenvalue is not isolated (two exact solutions)."""
+    (leverages, the first pass's eigenvectors, eigenvalues and weighted rows), the refined
+    eigenvectors to rounding and sign (Jacobi rotations instead of LAPACK's eigh), and None
+    on both paths when the least eigenvalue is not isolated (two exact solutions)."""
     pytest.importorskip("numba")
+    from tolerances import NULL_VECTOR_ATOL
+
     rng = np.random.default_rng(24)
     s = random_two_view_scene(5, 300)
     design = design_rows(*normalize_axes(s["points1"], s["points2"], robust=True)[1])
@@ -276,8 +321,11 @@ def test_leverages_are_the_numpy_paths(monkeypatch):
         out = [_on(b, monkeypatch, lambda rows=rows: tuple(
             a.copy() for a in weighted_leverage(design, rows, norms, Scratch())))
             for b in ("numpy", "numba")]
-        for a, b in zip(out[1], out[0], strict=True):
+        (h, V, V1, w1, D), (h0, V0, V10, w10, D0) = out
+        for a, b in ((h, h0), (V1, V10), (w1, w10), (D, D0)):
             np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(V * np.sign(np.sum(V * V0, axis=0)), V0, rtol=0,
+                                   atol=NULL_VECTOR_ATOL)
     twice = np.zeros((40, 16))
     twice[:, :14] = rng.normal(size=(40, 14))  # the last two entries are free
     for b in ("numpy", "numba"):

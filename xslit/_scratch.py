@@ -28,6 +28,8 @@ __all__ = ["Scratch"]
 POOLED_MIN_BYTES = 1 << 17
 #: At most this many bytes of released buffers are kept per thread (the oldest go first).
 POOLED_MAX_BYTES = 64 << 20
+#: Views a :class:`Scratch` remembers (shapes that vary with each call would grow it).
+_MAX_VIEWS = 64
 
 
 class _Pool(threading.local):
@@ -81,18 +83,31 @@ class Scratch:
 
     def __init__(self):
         self._buffers: dict[str, np.ndarray] = {}
+        # The views handed out, by name and shape: the hot loops ask for the same few shapes
+        # again and again, and a dictionary look-up costs a tenth of slicing a new view.
+        self._views: dict[tuple, np.ndarray] = {}
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        key = (name, shape)
+        view = self._views.get(key)
+        if view is not None:
+            return view
         size = math.prod(shape)
         flat = self._buffers.get(name)
         if flat is None or flat.size < size:
             if flat is not None:
+                # Views of the old buffer would keep it from the pool.
+                self._views = {k: v for k, v in self._views.items() if k[0] != name}
                 _release(flat)
             flat = self._buffers[name] = _take(size)
-        return flat[:size].reshape(shape)
+        if len(self._views) >= _MAX_VIEWS:
+            self._views.clear()
+        view = self._views[key] = flat[:size].reshape(shape)
+        return view
 
     def __del__(self):
         try:
+            self._views.clear()
             for flat in self._buffers.values():
                 _release(flat)
         except Exception:  # interpreter shutdown: the pool may be gone already

@@ -31,11 +31,12 @@ from .linear import (
     denormalize_with,
     design_rows,
     gram_pass,
-    inverse_iteration,
     minimal_null_vectors,
     normalize_axes,
     pulled_rows,
+    sample_inverse_iteration,
     taubin_basis,
+    taubin_basis_from_design,
     taubin_fit,
     taubin_fit_from_design,
     taubin_matrices,
@@ -188,7 +189,8 @@ class EpipolarProblem(RobustProblemBase):
         self._subset = None
         self._rows_subset = None
         self._scratch = Scratch()
-        self._last = (None, None, None)  # (model, distances, gradient norms)
+        self._last = (None, None, None, None)  # (model's bytes, distances, norms, shape)
+        self._subset_given = None  # the last verification subset passed to residuals
         self._fits = {}  # Taubin's fits by their rows (:meth:`_taubin`)
 
     def pixels_from_model(self, model) -> np.ndarray:
@@ -208,15 +210,14 @@ class EpipolarProblem(RobustProblemBase):
         Gram matrix, by inverse iteration from ``near`` when given (all of them are fits of
         its inliers; degenerate samples are then not detected, the refits decide).
         """
-        D = self.design[samples]
         if samples.shape[1] == MIN_LINEAR_POINTS:
-            f, ok = minimal_null_vectors(D, CONDITIONING_TOL)
+            f, ok = minimal_null_vectors(self.design[samples], CONDITIONING_TOL)
         elif near is not None:
             start = np.asarray(near, dtype=float).reshape(16) @ self.normalized_from_model
-            f = inverse_iteration(np.swapaxes(D, 1, 2) @ D, start)
+            f = sample_inverse_iteration(self.design, samples, start)
             ok = np.ones(len(f), bool)
         else:  # the first pass of the Gram eigendecomposition (refined by the refits)
-            V, w, _ = gram_pass(D)
+            V, w, _ = gram_pass(self.design[samples])
             f, ok = V[..., 0], conditioning_from_eigenvalues(w) > CONDITIONING_TOL
         return denormalize_with(f[ok], self.model_from_normalized), np.flatnonzero(ok)
 
@@ -226,22 +227,25 @@ class EpipolarProblem(RobustProblemBase):
                 return self._single(models[0])[0][None]
             return self._rows.distances(models)
         # The loop passes one verification subset: its evaluator is built once, and rebuilt
-        # only for other indices.
-        if self._subset is None or not np.array_equal(self._subset, subset):
+        # only for other indices (the same array object is the same indices).
+        if subset is not self._subset_given and (self._subset is None
+                                                 or not np.array_equal(self._subset, subset)):
             self._subset = np.array(subset)
             self._rows_subset = self._rows.subset(self._subset)
+        self._subset_given = subset
         return self._rows_subset.distances(models)
 
     def _single(self, model):
         """Distances and gradient norms ``(N,)`` of one model on all points (read-only; the
         last model is cached: the loop scores each refit, and the next refit weights its rows
         by the gradient norms)."""
-        last = self._last[0]
-        # np.array_equal's test without its dispatch (the loop asks about 20 times per estimate)
-        if last is None or last.shape != model.shape or not (last == model).all():
+        # The model's bytes identify it (the loop asks about 20 times per estimate; equal
+        # values with other bytes, 0.0 and -0.0, are only evaluated again).
+        key = model.tobytes()
+        if key != self._last[0] or model.shape != self._last[3]:
             d, gn = self._rows.distances(model[None], norms=True)
             d.flags.writeable = gn.flags.writeable = False
-            self._last = (np.array(model), d[0], gn[0])
+            self._last = (key, d[0], gn[0], model.shape)
         return self._last[1], self._last[2]
 
     def chance_residuals(self, model, rng, draws):
@@ -305,14 +309,15 @@ class EpipolarProblem(RobustProblemBase):
         their Gram matrix weighted by the gradient norms of ``model`` (first-order
         perturbation when the row is deleted, :meth:`refit`); ``(inliers.sum(),)``, or None
         when that eigenvector is not isolated. Inliers have about ``15 / n``."""
-        lev = self._leverage(model, np.flatnonzero(inliers))
+        lev = self._leverage(model, np.flatnonzero(inliers), refine=False)
         return None if lev is None else lev[0].copy()
 
-    def _leverage(self, model, idx):
-        """(h, V, V1, w1, D): leverages, the refined and first eigenvectors of the weighted
-        Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows (scratch)."""
+    def _leverage(self, model, idx, refine=True):
+        """(h, V, V1, w1, D): leverages, the refined (with ``refine``) and first eigenvectors
+        of the weighted Gram matrix of the rows ``idx``, its eigenvalues and the weighted rows
+        (scratch)."""
         return weighted_leverage(self.design, idx, self._single(np.asarray(model))[1],
-                                 self._scratch)
+                                 self._scratch, refine)
 
     def _taubin(self, rows):
         """Taubin's fit of ``rows`` (indices) as a model, or None when they do not determine
@@ -682,11 +687,16 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
             return taubin_matrices([c[rows] for c in normed], scales)
         return taubin_matrices_from_design(design, rows, scales)
 
-    M, N = matrices(inliers)
-    cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
-    try:
-        basis, ratios = taubin_basis(M, N, 2)
-    except np.linalg.LinAlgError:  # no gradient in some direction: degenerate
+    if design is None:
+        M, N = matrices(inliers)
+        cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))  # M = D^T D
+        try:
+            basis, ratios = taubin_basis(M, N, 2)
+        except np.linalg.LinAlgError:
+            basis = None
+    else:
+        basis, ratios, cond = taubin_basis_from_design(design, inliers, scales, 2)
+    if basis is None:  # no gradient in some direction: degenerate
         basis, ratios = np.zeros((2, 16)), np.zeros(16)
     f0 = basis[0]
     if (cond < CONDITIONING_TOL or ratios[3] < FAMILY_RATIO * ratios[0]

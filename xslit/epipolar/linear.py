@@ -36,9 +36,12 @@ __all__ = [
     "null_vector_tall",
     "refine_pass",
     "robust_axis_normalization",
+    "sample_inverse_iteration",
     "solve_linear",
     "solve_linear_batch",
     "solve_taubin",
+    "taubin_basis",
+    "taubin_basis_from_design",
     "taubin_fit",
     "taubin_fit_from_design",
     "taubin_gradient_moments",
@@ -184,7 +187,15 @@ def eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     nearly diagonal) brings the error back to the ``eps * cond(D)`` of an SVD, the same
     one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
     (:func:`gram_pass` alone is the first pass, for candidates that are refined later.)
+    With numba, one compiled call for one matrix (:func:`_nb_eigen_tall`: numpy's BLAS and
+    LAPACK calls for the first pass, Jacobi rotations for the nearly diagonal second one:
+    the same numbers to rounding).
     """
+    if np.ndim(D) == 2 and _jit.USE_NUMBA and _compiled_row_kernels():
+        V, w = np.empty((16, 16)), np.empty(16)
+        _nb_eigen_tall(np.ascontiguousarray(D, dtype=float), V, w,
+                       *_jit.lapack_routines("dsyrk"))
+        return V, w
     V, _, Y = gram_pass(D)
     V, w, _ = refine_pass(V, Y)
     return V, w
@@ -257,6 +268,118 @@ def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     return x[:, 0]
 
 
+def sample_inverse_iteration(design, samples, start, steps: int = 8) -> np.ndarray:
+    """:func:`inverse_iteration` on the Gram matrices of samples of design rows: the least
+    eigenvectors (B, 16) of ``D_b^T D_b`` with ``D_b = design[samples[b]]``.
+
+    With numba, one compiled call (:func:`_nb_sample_inverse_iteration`) that gathers each
+    sample's rows, forms their Gram matrix with ``dsyrk`` and inverts it with numba's LAPACK
+    (to rounding: numpy inverts by ``dgesv`` against the identity); the vectors then agree to
+    the rounding of the steps.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design rows.
+    samples : (B, m) int ndarray
+        Row indices of each sample.
+    start : (16,) ndarray
+        A vector near all the eigenvectors.
+    steps : int
+    """
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        samples = np.asarray(samples, dtype=np.intp)
+        out = np.empty((len(samples), 16))
+        _nb_sample_inverse_iteration(design, samples,
+                                     np.ascontiguousarray(start, dtype=float).reshape(16),
+                                     steps, out, *_jit.lapack_routines("dsyrk"))
+        return out
+    D = design[samples]
+    return inverse_iteration(np.swapaxes(D, 1, 2) @ D, start, steps)
+
+
+def _nb_nearly_diagonal_eigh(A):  # pragma: no cover - compiled
+    """``eigh`` of a symmetric ``A`` (n, n) that is diagonal up to rounding (the Gram matrix
+    of the second pass of :func:`eigen_tall`, ``V^T G V`` for eigenvectors ``V`` of ``G``):
+    cyclic Jacobi rotations (Golub and Van Loan, section 8.5), which converge in one or two
+    sweeps from there, and as accurately as LAPACK for the small eigenvalues (relative to
+    each, where LAPACK's tridiagonal reduction is accurate relative to the largest), at a
+    fifth of ``dsyevd``'s cost at n = 16. Eigenvalues ascending, the columns of the rotation
+    in their order; ``np.linalg.eigh`` when five sweeps do not converge."""
+    n = A.shape[0]
+    a = A.copy()
+    V = np.eye(n)
+    converged = False
+    for _ in range(5):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = a[p, q]
+                if abs(apq) <= 1e-18 * np.sqrt(abs(a[p, p] * a[q, q])) or apq == 0.0:
+                    continue
+                rotated = True
+                theta = (a[q, q] - a[p, p]) / (2.0 * apq)
+                t = 1.0 / (abs(theta) + np.sqrt(1.0 + theta * theta))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                s = t * c
+                for k in range(n):  # A <- A J (columns p, q)
+                    akp, akq = a[k, p], a[k, q]
+                    a[k, p], a[k, q] = c * akp - s * akq, s * akp + c * akq
+                for k in range(n):  # A <- J^T A (rows p, q)
+                    apk, aqk = a[p, k], a[q, k]
+                    a[p, k], a[q, k] = c * apk - s * aqk, s * apk + c * aqk
+                for k in range(n):
+                    vkp, vkq = V[k, p], V[k, q]
+                    V[k, p], V[k, q] = c * vkp - s * vkq, s * vkp + c * vkq
+        if not rotated:
+            converged = True
+            break
+    if not converged:
+        return np.linalg.eigh(A)
+    w = np.empty(n)
+    for i in range(n):
+        w[i] = a[i, i]
+    order = np.argsort(w, kind="mergesort")
+    return w[order], np.ascontiguousarray(V[:, order])
+
+
+def _nb_eigen_tall(D, V, w, syrk):  # pragma: no cover - compiled
+    """:func:`eigen_tall` of one matrix ``D`` (n, 16) into ``V`` (16, 16) and ``w`` (16,)
+    (for numba, :func:`_compiled_row_kernels`): :func:`_nb_gram` for ``D^T D`` and ``Y^T Y``
+    (``dsyrk``, as numpy), ``eigh`` and the products as :func:`_nb_leverage` makes them."""
+    _, V1 = np.linalg.eigh(_nb_gram(D, syrk))
+    Y = np.dot(D, V1)
+    w2, V2 = _nb_nearly_diagonal_eigh(_nb_gram(Y, syrk))
+    V[:] = np.dot(V1, np.ascontiguousarray(V2))
+    for j in range(16):
+        w[j] = max(w2[j], 0.0)
+
+
+def _nb_sample_inverse_iteration(design, samples, start, steps, out,
+                                 syrk):  # pragma: no cover - compiled
+    """:func:`sample_inverse_iteration` into ``out`` (B, 16) (for numba,
+    :func:`_compiled_row_kernels`): per sample the rows gathered, :func:`_nb_gram`, the
+    shifted inverse of :func:`inverse_iteration`, then :func:`_nb_inverse_steps`."""
+    m = samples.shape[1]
+    D = np.empty((m, 16))
+    H = np.empty((samples.shape[0], 16, 16))
+    for b in range(samples.shape[0]):
+        for i in range(m):
+            for j in range(16):
+                D[i, j] = design[samples[b, i], j]
+        G = _nb_gram(D, syrk)
+        shift = 0.0
+        for i in range(16):
+            shift += G[i, i]
+        shift *= 1e-12
+        for i in range(16):
+            G[i, i] += shift
+        H[b] = np.linalg.inv(G)
+    _nb_inverse_steps(H, start, steps, out)
+
+
 def null_vector_tall(D) -> tuple[np.ndarray, float]:
     """Least right singular vector of ``D`` (..., n, 16) and ``s_15 / s_1`` (:func:`eigen_tall`).
     """
@@ -289,7 +412,7 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     if _jit.USE_NUMBA and _compiled_row_kernels():  # null vectors, R and c in one pass
         f, R, c = np.empty((len(D), 16)), np.empty((len(D), 15, 15)), np.empty(len(D))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            _nb_householder_null(np.ascontiguousarray(D), f, R, c)
+            _nb_householder_null(np.ascontiguousarray(D, dtype=float), f, R, c)
     else:
         Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
         f, R = Q[:, :, 15], R[:, :15, :]
@@ -631,6 +754,96 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     return out.reshape(2, 2, 2, 2)
 
 
+def taubin_basis_from_design(design, rows, scales, count: int, scratch=None):
+    """Taubin's ``count`` least generalised eigenvectors and all the generalised eigenvalues
+    (:func:`taubin_basis`) of the correspondences ``rows`` from their rows of the ``design``
+    matrix, and the conditioning of their Gram matrix (:func:`conditioning_from_eigenvalues`).
+    With numba, one compiled call (:func:`_nb_taubin_basis_rows`) with the BLAS and LAPACK
+    routines of numpy's and SciPy's functions: the same numbers.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design matrix (:func:`design_rows`) of coordinates normalised with
+        ``x_n = s_k (x - m_k)``.
+    rows : (N,) bool ndarray or (n,) int ndarray
+        The correspondences.
+    scales : (4,) ndarray
+        ``s_k`` of each axis.
+    count : int
+    scratch : xslit._scratch.Scratch, optional
+        Buffers reused across calls (for the gathered rows).
+
+    Returns
+    -------
+    basis : (count, 16) ndarray, or None when :func:`taubin_basis` raises
+    ratios : (16,) ndarray, or None with it
+    conditioning : float
+    """
+    if _jit.USE_NUMBA and _compiled_row_kernels():
+        rows = np.asarray(rows)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.intp, copy=False)
+        D = (np.empty((len(rows), 16)) if scratch is None
+             else scratch.get("taubin_rows", (len(rows), 16)))
+        basis, ratios = np.empty((count, 16)), np.empty(16)
+        cond = _nb_taubin_basis_rows(design, rows, np.square(scales), _TAUBIN_SOURCE,
+                                     _TAUBIN_TARGET, D, basis, ratios,
+                                     *_jit.lapack_routines("dsyrk", "dsygv"))
+        if cond < 0.0:  # dsygv failed: N is not positive definite
+            return None, None, -1.0 - cond
+        return basis, ratios, cond
+    M, N = taubin_matrices_from_design(design, rows, scales)
+    cond = conditioning_from_eigenvalues(np.linalg.eigvalsh(M))
+    try:
+        basis, ratios = taubin_basis(M, N, count)
+    except np.linalg.LinAlgError:
+        return None, None, cond
+    return basis, ratios, cond
+
+
+def _nb_taubin_basis_rows(design, rows, s2, source, target, D, basis, ratios, syrk,
+                          sygv):  # pragma: no cover - compiled
+    """:func:`taubin_basis_from_design` into ``basis`` (count, 16) and ``ratios`` (16,);
+    returns the conditioning, or ``-1 - conditioning`` when ``dsygv`` fails (for numba,
+    :func:`_compiled_row_kernels`). The operations of :func:`_nb_taubin_rows` and
+    :func:`taubin_basis` in their order."""
+    for i in range(rows.shape[0]):
+        for j in range(16):
+            D[i, j] = design[rows[i], j]
+    M = _nb_gram(D, syrk)
+    w = np.linalg.eigvalsh(M)
+    cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
+    Mf, Nf = M.ravel(), np.zeros(256)
+    blocks = source.shape[1]
+    for k in range(4):
+        for j in range(blocks):
+            Nf[target[k * blocks + j]] += s2[k] * Mf[source[k, j]]
+    m = M[15, 15]
+    a, b = np.empty((15, 15)), np.empty((15, 15))
+    for i in range(15):
+        for j in range(15):
+            a[j, i] = M[i, j] - M[i, 15] * M[15, j] / m
+            b[j, i] = Nf[16 * i + j]
+    itype, n, lwork, info = (np.array([1], np.int32), np.array([15], np.int32),
+                             np.array([44], np.int32), np.zeros(1, np.int32))
+    jobz, uplo = np.array([86], np.uint8), np.array([76], np.uint8)  # "V", "L"
+    lam, work = np.empty(15), np.empty(44)
+    sygv(itype.ctypes, jobz.ctypes, uplo.ctypes, n.ctypes, a.ctypes, n.ctypes, b.ctypes,
+         n.ctypes, lam.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
+    if info[0] != 0:
+        return -1.0 - cond
+    for k in range(basis.shape[0]):
+        g = a[k].copy()  # eigenvector k: column k of the Fortran-ordered result
+        f = basis[k]
+        f[:15] = g
+        f[15] = -np.dot(M[15, :15], g) / m
+        f /= np.sqrt(np.dot(f, f))
+    for k in range(15):
+        ratios[k] = max(lam[k], 0.0)
+    ratios[15] = np.inf
+    return cond
+
+
 def _nb_robust_spread(v, keep, m, spread):  # pragma: no cover - compiled
     """Per row of ``v`` (B, N): the median into ``m`` and the mean of the ``keep`` least
     absolute deviations from it into ``spread`` (B,) (:func:`robust_axis_normalization`; for
@@ -759,6 +972,43 @@ def _nb_gram(D, syrk):  # pragma: no cover - compiled
     return G
 
 
+def _nb_surely_conditioned(M, tol):  # pragma: no cover - compiled
+    """Whether the conditioning ``sqrt(w_1 / w_15)`` of the Gram matrix ``M`` (16, 16)
+    (:func:`conditioning_from_eigenvalues`) is at least ``tol`` by a bound, without its
+    eigenvalues (False: not known). By interlacing, ``w_1`` is at least the least eigenvalue
+    of ``B = M[:15, :15]``, which is at least ``1 / |L^-1|_F^2`` for the Cholesky factor
+    ``L`` of ``B``; ``w_15`` is at most the trace. The bound must clear ``tol^2`` by a margin
+    above the rounding of the factorisation (``1e-11`` of the trace), so the answer is the
+    eigenvalues' whenever it is given."""
+    n = 15
+    L = np.zeros((n, n))
+    for j in range(n):
+        t = M[j, j]
+        for k in range(j):
+            t -= L[j, k] * L[j, k]
+        if not t > 0.0:
+            return False
+        L[j, j] = np.sqrt(t)
+        for i in range(j + 1, n):
+            t = M[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    total = 0.0  # |L^-1|_F^2, column by column of the inverse (forward substitution)
+    x = np.empty(n)
+    for j in range(n):
+        for i in range(j, n):
+            t = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                t -= L[i, k] * x[k]
+            x[i] = t / L[i, i]
+            total += x[i] * x[i]
+    trace = 0.0
+    for i in range(16):
+        trace += M[i, i]
+    return 1.0 / total > (4.0 * tol * tol + 1e-11) * trace
+
+
 def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
                     sygv):  # pragma: no cover - compiled
     """:func:`taubin_fit_from_design` of the rows ``rows`` (gathered into ``D``) with the
@@ -769,10 +1019,11 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
         for j in range(16):
             D[i, j] = design[rows[i], j]
     M = _nb_gram(D, syrk)
-    w = np.linalg.eigvalsh(M)
-    cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
-    if cond < tol:
-        return False
+    if not _nb_surely_conditioned(M, tol):
+        w = np.linalg.eigvalsh(M)
+        cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
+        if cond < tol:
+            return False
     # taubin_gradient_moments: np.bincount adds the weights in their order.
     Mf, Nf = M.ravel(), np.zeros(256)
     blocks = source.shape[1]
@@ -811,24 +1062,32 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
 
 @functools.cache
 def _compiled_row_kernels() -> bool:
-    """Compile :func:`_nb_design_rows`, :func:`_nb_householder_null`, :func:`_nb_gram`,
-    :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
-    :func:`_nb_inverse_steps` and :func:`_nb_pulled_rows` (the module's names then hold the
-    compiled kernels); False when numba cannot be imported."""
+    """Compile :func:`_nb_design_rows`, :func:`_nb_householder_null`,
+    :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
+    :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`,
+    :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
+    :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh` and
+    :func:`_nb_taubin_basis_rows` (the module's names then hold the compiled kernels); False
+    when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
-                                            "_nb_pulled_rows"))
+                                            "_nb_pulled_rows",
+                                            "_nb_sample_inverse_iteration", "_nb_eigen_tall",
+                                            "_nb_surely_conditioned",
+                                            "_nb_nearly_diagonal_eigh",
+                                            "_nb_taubin_basis_rows"))
 
 
-def weighted_leverage(design, rows, norms, scratch):
+def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
     """Leverages of the ``rows`` of the ``design`` matrix, each divided by its gradient norm,
     on the least eigenvector of their Gram matrix: first-order perturbations of that
     eigenvector when the row is deleted, ``h_i = sum_k (d_i . v_k)^2 / (s_k^2 - s_0^2)``.
 
     The eigenvectors are those of :func:`gram_pass`, refined by :func:`refine_pass`. With
     numba, one compiled call (:func:`_nb_leverage`) with the BLAS and LAPACK routines numpy
-    calls: the same numbers, bit for bit.
+    calls: the same leverages bit for bit, the refined eigenvectors to rounding (Jacobi
+    rotations, :func:`_nb_nearly_diagonal_eigh`).
 
     Parameters
     ----------
@@ -840,6 +1099,9 @@ def weighted_leverage(design, rows, norms, scratch):
         Gradient norms of all rows (floored at ``1e-12`` times the largest of ``rows``).
     scratch : xslit._scratch.Scratch
         Holds the weighted rows and their projections (``"D"``, ``"Y"``).
+    refine : bool
+        Whether to refine the eigenvectors (the leverages use the first pass's; without,
+        ``V`` is None).
 
     Returns
     -------
@@ -860,9 +1122,9 @@ def weighted_leverage(design, rows, norms, scratch):
         h, V, V1, w1 = scratch.get("h", (n,)), np.empty((16, 16)), np.empty((16, 16)), \
             np.empty(16)
         if not _nb_leverage(design, np.asarray(rows, dtype=np.intp), norms, D, Y, h, V, V1, w1,
-                      *_jit.lapack_routines("dsyrk", "dgemv")):
+                            refine, *_jit.lapack_routines("dsyrk", "dgemv")):
             return None
-        return h, V, V1, w1, D
+        return h, V if refine else None, V1, w1, D
     gn = norms[rows]
     np.take(design, rows, axis=0, out=D)
     D *= (1.0 / np.maximum(gn, 1e-12 * gn.max()))[:, None]
@@ -870,7 +1132,7 @@ def weighted_leverage(design, rows, norms, scratch):
     gap = w1[1:] - w1[0]
     if gap[0] <= 0:
         return None
-    V, _, _ = refine_pass(V1, Y)
+    V = refine_pass(V1, Y)[0] if refine else None
     np.square(Y, out=Y)
     return Y[:, 1:] @ (1.0 / gap), V, V1, w1, D
 
@@ -950,12 +1212,13 @@ def _nb_pulled_rows(d, h, D, V1, w1, K, threshold, sample_size,
         pulled[:] = False
 
 
-def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
+def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, refine, syrk,
                  gemv):  # pragma: no cover - compiled
     """:func:`weighted_leverage` into ``D``, ``Y`` (n, 16), ``h`` (n,), ``V``, ``V1`` (16, 16)
     and ``w1`` (16,); False when the least eigenvalue is not isolated. numpy's operations in
     their order (for numba, :func:`_compiled_row_kernels`): ``dsyrk`` for ``D.T @ D``, ``dgemv``
-    as numpy calls it for ``Y[:, 1:] @ g`` (row-major, leading dimension 16)."""
+    as numpy calls it for ``Y[:, 1:] @ g`` (row-major, leading dimension 16); the refined
+    vectors ``V`` by :func:`_nb_nearly_diagonal_eigh` (to rounding), only with ``refine``."""
     n = rows.shape[0]
     top = -np.inf
     for i in range(n):
@@ -973,8 +1236,9 @@ def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, syrk,
     if w1[1] - w1[0] <= 0:
         return False
     np.dot(D, V1, Y)
-    _, V2 = np.linalg.eigh(_nb_gram(Y, syrk))
-    V[:] = np.dot(V1, np.ascontiguousarray(V2))
+    if refine:
+        _, V2 = _nb_nearly_diagonal_eigh(_nb_gram(Y, syrk))
+        V[:] = np.dot(V1, np.ascontiguousarray(V2))
     inverse_gap = np.empty(15)
     for j in range(15):
         inverse_gap[j] = 1.0 / (w1[j + 1] - w1[0])

@@ -31,6 +31,8 @@ __all__ = [
     "cameras_from_matrix",
     "candidate_matrices",
     "matrix_from_cameras",
+    "minor_tables",
+    "minors_into",
     "normalize_matrix_gauge",
     "principal_minor_jacobian",
     "principal_minor_tensor",
@@ -93,7 +95,7 @@ def principal_minor_tensor(C) -> np.ndarray:
     C = _check_C(C, complex_ok=True)
     if C.shape == (4, 4) and C.dtype == np.float64 and _jit.USE_NUMBA and _compiled_minors():
         f = np.empty(16)
-        _nb_minors(C, _POLY_P, _POLY_A.T, _POLY_W, False, f, np.empty((16, 16)))
+        minors_into(C, _POLY_P, _POLY_A.T, _POLY_W, False, f, np.empty((16, 16)))
         return f.reshape(2, 2, 2, 2)
     x = _monomial_factors(C)
     f = (x[..., 0] * x[..., 1] * x[..., 2] * x[..., 3]) @ _POLY_A.T
@@ -170,7 +172,7 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
     C = _check_C(C)
     if C.shape == (4, 4) and _jit.USE_NUMBA and _compiled_minors():  # the polish's one matrix
         f, J = np.empty(16), np.empty((16, 16))
-        _nb_minors(C, _POLY_P, _POLY_A.T, _POLY_W, True, f, J)
+        minors_into(C, _POLY_P, _POLY_A.T, _POLY_W, True, f, J)
         return f, J
     lead = C.shape[:-2]
     x = _monomial_factors(C)
@@ -183,12 +185,20 @@ def principal_minor_jacobian(C) -> tuple[np.ndarray, np.ndarray]:
     return f, J
 
 
-def _nb_minors(C, P, AT, W, jacobian, f, J):  # pragma: no cover - compiled
+def minor_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tables ``P``, ``AT``, ``W`` that :func:`minors_into` takes (shared: not to be
+    modified): the monomials' factors (64, 4), their signed coefficients (64, 16) and the map
+    of their leave-one-out products to the Jacobian (256, 256)."""
+    return _POLY_P, _POLY_A.T, _POLY_W
+
+
+def minors_into(C, P, AT, W, jacobian, f, J):  # pragma: no cover - compiled
     """:func:`principal_minor_tensor` of one ``C`` (4, 4) into ``f`` (16,) or, with
     ``jacobian``, :func:`principal_minor_jacobian` into ``f`` and ``J`` (16, 16): each
     function's products in its order and its two matrix products (``dgemv``, as numpy calls
-    it), the same numbers bit for bit (for numba, :func:`_compiled_minors`). ``P``, ``AT``,
-    ``W``: :data:`_POLY_P`, the transpose of :data:`_POLY_A`, :data:`_POLY_W`."""
+    it), the same numbers bit for bit. A kernel for numba, compiled by this module
+    (:func:`_compiled_minors`) and by the modules whose compiled loops evaluate minors;
+    ``P, AT, W`` are :func:`minor_tables`."""
     ext = np.empty(17)
     for i in range(4):
         for j in range(4):
@@ -212,8 +222,8 @@ def _nb_minors(C, P, AT, W, jacobian, f, J):  # pragma: no cover - compiled
 
 @functools.cache
 def _compiled_minors():
-    """The compiled :func:`_nb_minors`, or None when numba cannot be imported."""
-    return _nb_minors if _jit.compile_kernels(globals(), ("_nb_minors",)) else None
+    """The compiled :func:`minors_into`, or None when numba cannot be imported."""
+    return minors_into if _jit.compile_kernels(globals(), ("minors_into",)) else None
 
 
 def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -44,7 +44,13 @@ import numpy as np
 from .. import _jit
 from .._scratch import Scratch
 from .linear import normalize_axes
-from .minors import candidate_matrices, principal_minor_jacobian, principal_minor_tensor
+from .minors import (
+    candidate_matrices,
+    minor_tables,
+    minors_into,
+    principal_minor_jacobian,
+    principal_minor_tensor,
+)
 from .tensor import kron_modes
 
 __all__ = ["VarietyFit", "refine_on_variety"]
@@ -373,7 +379,22 @@ def _levenberg_marquardt(res, C, K, iterations):
     thousandth of the mean squared distance (the optimum's own statistical uncertainty is of
     the order of that mean per degree of freedom), or when the Gauss--Newton model predicts a
     gain below that (the step is then not taken).
+
+    With numba the whole loop is one compiled call (:func:`_nb_levenberg_marquardt`), equal
+    to rounding (numba's LAPACK solve rounds otherwise than numpy's); a singular or
+    non-finite system, which it cannot solve, is left to the loop here (least squares).
     """
+    if _jit.USE_NUMBA and _compiled_polish():
+        n, out = len(res), np.empty((4, 4))
+        scratch = res._scratch
+        try:
+            cost = _nb_levenberg_marquardt(
+                np.ascontiguousarray(C, dtype=float), np.ascontiguousarray(K, dtype=float),
+                res.x, res.y, res.xp, res.yp, res.s2, iterations, scratch.get("AC", (8, n)),
+                scratch.get("W", (7, n)), scratch.get("J", (16, n)), *minor_tables(), out)
+            return out, cost
+        except np.linalg.LinAlgError:
+            pass
     f, Jc = principal_minor_jacobian(C)
     d, Hf, gf = res.normal_equations(f @ K)
     cost = float(d @ d)
@@ -411,6 +432,74 @@ def _levenberg_marquardt(res, C, K, iterations):
     return C, cost
 
 
+def _nb_levenberg_marquardt(C, K, x, y, xp, yp, s2, iterations, AC, W, J, P, AT, PW,
+                            out):  # pragma: no cover - compiled
+    """:func:`_levenberg_marquardt` of ``C`` (4, 4) in one call, into ``out`` (4, 4); returns
+    the cost (for numba, :func:`_compiled_polish`). The same steps: the minors and their
+    Jacobian by :func:`~xslit.epipolar.minors.minors_into` (``P, AT, PW`` its tables), the
+    distances and Jacobian rows by :func:`_nb_residuals` (the rows ``a``, ``c`` of
+    :class:`_Residuals` built into ``AC`` (8, n); ``W``, ``J`` scratch), numba's products and
+    solve (a singular or non-finite system raises LinAlgError)."""
+    n = x.shape[0]
+    for i in range(n):
+        AC[0, i], AC[1, i], AC[2, i], AC[3, i] = x[i] * y[i], x[i], y[i], 1.0
+        AC[4, i], AC[5, i], AC[6, i], AC[7, i] = xp[i] * yp[i], xp[i], yp[i], 1.0
+    a, c = AC[:4], AC[4:]
+    f, Jc = np.empty(16), np.empty((16, 16))
+    fn, unused = np.empty(16), np.empty((16, 16))
+    d, dn = np.empty(n), np.empty(n)
+    none = np.empty((0, 0))
+    out[:] = C
+    minors_into(out, P, AT, PW, True, f, Jc)
+    _nb_residuals(np.dot(f, K).reshape(4, 4), x, y, xp, yp, a, c, s2, True, d, W, J)
+    Hf, gf = np.dot(J, J.T), np.dot(J, d)
+    cost = np.dot(d, d)
+    tol = 1e-3 * cost / n
+    lam = 1e-9
+    A = np.empty((16, 16))
+    for _ in range(iterations):
+        Jf = np.dot(Jc, K)
+        H = np.dot(np.dot(Jf, Hf), Jf.T)
+        g = np.dot(Jf, gf)
+        top = H[0, 0]
+        for i in range(1, 16):
+            top = max(top, H[i, i])
+        A[:] = H
+        for i in range(16):
+            A[i, i] = H[i, i] + lam * (H[i, i] + 1e-12 * top)
+        step = np.linalg.solve(A, g)
+        if 2.0 * np.dot(step, g) - np.dot(np.dot(step, H), step) <= tol:
+            break
+        Cn = out - step.reshape(4, 4)
+        minors_into(Cn, P, AT, PW, False, fn, unused)
+        _nb_residuals(np.dot(fn, K).reshape(4, 4), x, y, xp, yp, a, c, s2, False, dn, none,
+                      none)
+        new = np.dot(dn, dn)
+        if not new < cost:  # also NaN
+            lam *= 10.0
+            if lam > 1e8:
+                break
+            continue
+        converged = cost - new <= tol
+        out[:] = Cn
+        cost, lam = new, lam / 10.0
+        if converged:
+            break
+        minors_into(out, P, AT, PW, True, f, Jc)
+        _nb_residuals(np.dot(f, K).reshape(4, 4), x, y, xp, yp, a, c, s2, True, d, W, J)
+        Hf, gf = np.dot(J, J.T), np.dot(J, d)
+    return cost
+
+
+@functools.cache
+def _compiled_polish() -> bool:
+    """Compile :func:`_nb_levenberg_marquardt` (with the minors' kernel it calls; the
+    module's names then hold the compiled kernels); False when numba cannot be imported."""
+    if _compiled_residuals() is None:
+        return False
+    return _jit.compile_kernels(globals(), ("minors_into", "_nb_levenberg_marquardt"))
+
+
 def _shift_maps(shift):
     """The four maps ``[x + shift_k, 1] = S_k [x, 1]``, (4, 2, 2)."""
     S = np.tile(np.eye(2), (4, 1, 1))
@@ -418,24 +507,27 @@ def _shift_maps(shift):
     return S
 
 
-#: The tensor maps of the frames in which the starts are read off, and their inverses.
+#: The tensor maps of the frames in which the starts are read off, and their inverses
+#: (read-only: a fit's ``frame_map`` is one of them).
 _FRAMES = np.stack([kron_modes(*_shift_maps(shift)) for shift in _FRAME_SHIFTS])
 _FRAMES_INV = np.linalg.inv(_FRAMES)
+_FRAMES.flags.writeable = False
 
 
 def _starts(f_n):
-    """Candidate matrices (balanced) and their frame maps for the normalised tensor ``f_n``."""
+    """Candidate matrices (balanced) for the normalised tensor ``f_n`` and the indices of
+    their frames in :data:`_FRAMES`."""
     fg = f_n @ _FRAMES_INV  # (frames, 16)
     use = np.abs(fg[:, -1]) >= 1e-10 * np.abs(fg).max(axis=1)
     if not use.any():
-        return np.zeros((0, 4, 4)), np.zeros((0, 16, 16))
+        return np.zeros((0, 4, 4)), np.zeros(0, np.intp)
     # (frames, 8, 4, 4), ranked by their Sampson cost (not the read-off's residuals)
     C, _ = candidate_matrices(fg[use].reshape(-1, 2, 2, 2, 2), residuals=False)
     flat = C.reshape(*C.shape[:-2], 16)
     with np.errstate(invalid="ignore"):
         good = np.isfinite(flat).all(axis=-1) & (np.abs(flat).max(axis=-1) < 1e8)
-    Ks = np.broadcast_to(_FRAMES[use][:, None], (*good.shape, 16, 16))
-    return _balance(C[good]), Ks[good]
+    frames = np.broadcast_to(np.flatnonzero(use)[:, None], good.shape)
+    return _balance(C[good]), frames[good]
 
 
 def _distinct_best(costs, tensors, count):
@@ -563,20 +655,20 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             start.frame_map
         return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
 
-    C, Kf = (np.concatenate(parts) for parts in zip(*map(_starts, f_n), strict=True))
+    C, frames = (np.concatenate(parts) for parts in zip(*map(_starts, f_n), strict=True))
     if len(C) == 0:
         raise ValueError("F: no finite principal-minor matrix in any frame (the tensor is "
                          "degenerate: it is not near the tensor of a camera pair)")
     # Starts ranked on a few inliers spread over their order, the best distinct ones polished.
-    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ Kf)[:, 0]
+    tensors = (principal_minor_tensor(C).reshape(-1, 1, 16) @ _FRAMES[frames])[:, 0]
     d0 = every.subset(idx[::max(1, len(idx) // _RANKING_ROWS)]).distances(tensors)
     keep = _distinct_best(np.einsum("bn,bn->b", d0, d0), tensors, max(n_starts, 1))
     first = fitted
     if len(idx) > 2 * subset_size:
         first = every.subset(np.sort(rng.choice(idx, subset_size, replace=False)))
-    polished = [_levenberg_marquardt(first, C[b], Kf[b], iterations) for b in keep]
+    polished = [_levenberg_marquardt(first, C[b], _FRAMES[frames[b]], iterations) for b in keep]
     best = int(np.argmin([cost for _, cost in polished]))
-    C, Kf = _balance(polished[best][0][None])[0], Kf[keep[best]]
+    C, Kf = _balance(polished[best][0][None])[0], _FRAMES[frames[keep[best]]]
     if first is not fitted:
         C, _ = _levenberg_marquardt(fitted, C, Kf, iterations)
     return _reselected(every, C, Kf, T, inl, threshold, rounds, iterations)
@@ -586,7 +678,8 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
     """:func:`refine_on_variety`'s last step: the inliers of the polished ``C`` re-selected
     at ``threshold`` and polished again (up to ``rounds`` times), the fit in pixels."""
     for round_ in range(max(rounds, 1)):
-        d = np.abs(every.distances((principal_minor_tensor(C).reshape(16) @ Kf)[None])[0])
+        f = principal_minor_tensor(C).reshape(16) @ Kf  # the final C's when the loop ends
+        d = np.abs(every.distances(f[None])[0])
         if threshold is None:
             break
         new = d < threshold
@@ -600,7 +693,7 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
         C, _ = _levenberg_marquardt(every.subset(np.flatnonzero(new)), C, Kf, iterations)
     if threshold is not None:
         inl = d < threshold
-    f = (principal_minor_tensor(C).reshape(16) @ Kf) @ _pixels_from_frame(T.tobytes())
+    f = f @ _pixels_from_frame(T.tobytes())
     f /= np.linalg.norm(f)
     rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
