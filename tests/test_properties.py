@@ -963,7 +963,8 @@ COVERED_LOWER: set[str] = set()
 #: records, and the protocols a caller implements.
 NO_INPUT = {
     "epipolar": {"MIN_LINEAR_POINTS"},
-    "sfm": {"CalibratedPose", "CalibratedTwoView", "MetricFit", "ProjectiveRefinement"},
+    "sfm": {"CalibratedPose", "CalibratedTwoView", "MetricFit", "ProjectiveRefinement",
+            "RobustMetricFit"},
     "robust": {"LMEDS", "MSAC", "PROSAC", "RANSAC", "UNIFORM", "RobustResult", "RobustProblem",
                "RobustProblemBase", "Sampler"},
 }
@@ -1063,6 +1064,10 @@ def _calls():
         "fit_metric_pose": (XS.fit_metric_pose,
                             dict(intrinsics1=i1, intrinsics2=i2, rvec0=s["rvec"],
                                  tvec0=s["tvec"], **pts, X0=s["X"], max_iterations=2)),
+        "fit_metric_pose_robust": (XS.fit_metric_pose_robust,
+                                   dict(intrinsics1=i1, intrinsics2=i2, rvec0=s["rvec"],
+                                        tvec0=s["tvec"], **pts, threshold=1.0,
+                                        max_iterations=2)),
         "refine_metric_pose": (XS.refine_metric_pose,
                                dict(intrinsics1=i1, intrinsics2=i2, rvec0=s["rvec"],
                                     tvec0=s["tvec"], **pts, X0=s["X"], max_iterations=2)),
@@ -1127,7 +1132,8 @@ MALFORMED = {
                                 "design_matrix", "solve_linear",
                                 "projective_pairs_from_tensor", "refine_projective_pair",
                                 "metric_residuals", "fit_metric_pose", "metric_pose_information",
-                                "calibrated_two_view", "relative_pose", "pose_distances")
+                                "calibrated_two_view", "relative_pose", "pose_distances",
+                                "fit_metric_pose_robust")
        for a in ("points1", "points2")},
     **{(f, "F"): _TENSOR for f in ("evaluate_tensor", "sampson_distance", "tensor_gradient",
                                   "contract_modes", "candidate_matrices")},
@@ -1164,13 +1170,21 @@ MALFORMED = {
     ("projective_pairs_from_tensor", "refine"): st.sampled_from([None, 1, "yes", np.ones(2)]),
     **{(f, a): S.malformed_intrinsics()
        for f in ("metric_residuals", "fit_metric_pose", "refine_metric_pose",
-                 "metric_pose_information", "calibrated_two_view", "pose_distances")
+                 "metric_pose_information", "calibrated_two_view", "pose_distances",
+                 "fit_metric_pose_robust")
        for a in ("intrinsics1", "intrinsics2")},
     **{("pose_distances", a): S.malformed_arrays((3,)) for a in ("rvec", "t")},
     ("pose_distances", "threshold"): S.malformed_scalars(allow_zero=False,
                                                          allow_negative=False),
-    **{(f, a): S.malformed_arrays((3,)) for f in ("fit_metric_pose", "refine_metric_pose")
+    **{(f, a): S.malformed_arrays((3,))
+       for f in ("fit_metric_pose", "refine_metric_pose", "fit_metric_pose_robust")
        for a in ("rvec0", "tvec0")},
+    ("fit_metric_pose_robust", "inliers"): _given(st.sampled_from(
+        ["mask", np.ones(29, bool), np.ones((30, 2)), np.full(30, np.nan), np.ones(30) + 1j,
+         np.arange(30) < 7])),
+    ("fit_metric_pose_robust", "threshold"): S.malformed_scalars(allow_zero=False,
+                                                                 allow_negative=False),
+    ("fit_metric_pose_robust", "max_iterations"): S.malformed_ints(1),
     **{("metric_pose_information", a): S.malformed_arrays((3,)) for a in ("rvec", "tvec")},
     ("fit_metric_pose", "X0"): _given(S.malformed_arrays((30, 3))),
     ("fit_metric_pose", "max_iterations"): S.malformed_ints(0),
@@ -1336,7 +1350,8 @@ def test_sampling_and_termination(seed, n, s, batch, w, p):
 
 
 @covers_lower("projective_pairs_from_tensor", "refine_projective_pair", "metric_residuals",
-              "fit_metric_pose", "refine_metric_pose", "metric_pose_information",
+              "fit_metric_pose", "fit_metric_pose_robust", "refine_metric_pose",
+              "metric_pose_information",
               "tensor_map", "candidate_matrices",
               "cameras_from_matrix", "normalize_matrix_gauge", "balance_matrix",
               "principal_minor_jacobian", "solve_linear_batch", "sampson_distance_pairs")
@@ -1352,6 +1367,10 @@ def test_lower_level_two_view_fits_are_exact_on_noise_free_matches(scene):
     fit = XS.fit_metric_pose(i1, i2, scene["rvec"], scene["tvec"], p1, p2, scene["X"],
                              max_iterations=3)
     assert fit.rms < 1e-6 and rel_err(fit.tvec, scene["tvec"]) < 1e-6
+    robust = XS.fit_metric_pose_robust(i1, i2, scene["rvec"], scene["tvec"], p1, p2,
+                                       threshold=1.0, max_iterations=3)
+    assert robust.inliers.all() and robust.cost < 1e-9
+    assert rel_err(robust.tvec, scene["tvec"]) < 1e-6
     assert len(XS.refine_metric_pose(i1, i2, scene["rvec"], scene["tvec"], p1, p2)) == 4
     fun, _ = XS.metric_residuals(i1, i2, p1, p2)
     assert np.abs(fun(np.r_[scene["rvec"], scene["tvec"]], scene["X"])).max() < 1e-6
