@@ -689,7 +689,7 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
         # A few points at the threshold that flip (at most a thousandth of the inliers) move
         # the fit by far less than its noise: another polish would cost a full pass for it.
         changed = np.count_nonzero(new != inl)
-        if (changed <= 1e-3 * np.count_nonzero(inl) or new.sum() < 13
+        if (changed <= 1e-3 * np.count_nonzero(inl) or np.count_nonzero(new) < 13
                 or round_ == max(rounds, 1) - 1):
             break
         inl = new
