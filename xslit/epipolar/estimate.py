@@ -197,12 +197,12 @@ class EpipolarProblem(RobustProblemBase):
         """The tensor of the original pixels, ``(2, 2, 2, 2)`` of unit norm, of a model of the
         centred pixels."""
         f = np.asarray(model, dtype=float).reshape(16) @ self._to_pixels
-        return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
+        return (f / math.sqrt(f.dot(f))).reshape(2, 2, 2, 2)  # np.linalg.norm's arithmetic
 
     def model_from_pixels(self, F) -> np.ndarray:
         """The model (tensor of the centred pixels) of a tensor ``F`` of the original pixels."""
         f = np.asarray(F, dtype=float).reshape(16) @ self._from_pixels
-        return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
+        return (f / math.sqrt(f.dot(f))).reshape(2, 2, 2, 2)  # np.linalg.norm's arithmetic
 
     def fit_samples(self, samples, near=None):
         """Minimal samples: null vectors by QR (:func:`~xslit.epipolar.linear.minimal_null_vectors`).
@@ -752,7 +752,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
                 break
             fit = again
         fits[k] = fit
-    fit = min(fits, key=lambda f: _fit_loss(f, threshold))
+    fit = fits[0] if len(fits) == 1 else min(fits, key=lambda f: _fit_loss(f, threshold))
     if (threshold is not None
             and np.count_nonzero(fit.inliers) < max(MIN_LINEAR_POINTS, 0.5 * linear_support)):
         # The linear estimate's inliers, up to a few near the threshold, are inliers of the

@@ -648,7 +648,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             X = kron_modes(*(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
         f_n = np.stack([g @ X for g in f])
     for g in f_n:  # one start at a time: the same numbers for one start as for several
-        g /= np.linalg.norm(g)
+        g /= math.sqrt(g.dot(g))  # np.linalg.norm's arithmetic
     scales = T[:, 0, 0]
     every = _Residuals(normed, scales)
     fitted = every.subset(idx)
@@ -697,7 +697,7 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
     if threshold is not None:
         inl = d < threshold
     f = f @ _pixels_from_frame(T.tobytes())
-    f /= np.linalg.norm(f)
+    f /= math.sqrt(f.dot(f))  # np.linalg.norm's arithmetic
     inside = d[inl]  # np.mean's arithmetic (the pairwise sum, then the division)
     rms = float(np.sqrt(np.add.reduce(inside * inside) / len(inside))) if len(inside) else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
