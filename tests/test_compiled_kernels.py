@@ -14,6 +14,7 @@ import xslit
 from xslit import _jit
 from xslit._scratch import Scratch
 from xslit.epipolar.linear import (
+    denormalize_with,
     design_rows,
     minimal_null_vectors,
     normalize_axes,
@@ -184,6 +185,22 @@ def test_design_rows_are_the_numpy_paths(monkeypatch):
     rows = [_on(b, monkeypatch, lambda: design_rows(*coords)) for b in ("numpy", "numba")]
     np.testing.assert_array_equal(rows[1], rows[0])
     assert rows[1].flags.c_contiguous
+
+
+def test_denormalizations_are_the_numpy_paths(monkeypatch):
+    """The compiled map of normalised tensors to pixels: numpy's product (one ``dgemv`` per
+    tensor) and its sum of squares, bit for bit, for a stack, for one tensor read off a
+    column (strided), and for an empty stack."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(31)
+    K = rng.normal(size=(16, 16)) * 10.0 ** rng.uniform(-3, 3, size=(16, 16))
+    stack = rng.normal(size=(9, 16)) * 10.0 ** rng.uniform(-3, 3, size=(9, 1))
+    column = rng.normal(size=(16, 16))[:, 0]
+    for fn in (stack, column, np.zeros((0, 16))):
+        out = [_on(b, monkeypatch, lambda fn=fn: denormalize_with(fn, K))
+               for b in ("numpy", "numba")]
+        assert out[1].shape == out[0].shape == (*fn.shape[:-1], 2, 2, 2, 2)
+        np.testing.assert_array_equal(out[1], out[0])
 
 
 def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):

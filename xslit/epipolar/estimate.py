@@ -197,12 +197,12 @@ class EpipolarProblem(RobustProblemBase):
         """The tensor of the original pixels, ``(2, 2, 2, 2)`` of unit norm, of a model of the
         centred pixels."""
         f = np.asarray(model, dtype=float).reshape(16) @ self._to_pixels
-        return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
+        return (f / math.sqrt(f.dot(f))).reshape(2, 2, 2, 2)  # np.linalg.norm's arithmetic
 
     def model_from_pixels(self, F) -> np.ndarray:
         """The model (tensor of the centred pixels) of a tensor ``F`` of the original pixels."""
         f = np.asarray(F, dtype=float).reshape(16) @ self._from_pixels
-        return (f / np.linalg.norm(f)).reshape(2, 2, 2, 2)
+        return (f / math.sqrt(f.dot(f))).reshape(2, 2, 2, 2)  # np.linalg.norm's arithmetic
 
     def fit_samples(self, samples, near=None):
         """Minimal samples: null vectors by QR (:func:`~xslit.epipolar.linear.minimal_null_vectors`).
@@ -626,7 +626,7 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
     for f, start, within, count in starts:
         # The annealing is for single points just beyond the threshold: any change counts.
         same = 0.0 if start is not None else SAME_INLIERS * np.count_nonzero(est.inliers)
-        if (within.sum() <= MIN_LINEAR_POINTS
+        if (np.count_nonzero(within) <= MIN_LINEAR_POINTS
                 or np.count_nonzero(within != est.inliers) <= same):
             continue
         try:
@@ -678,7 +678,7 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
     Returns the estimate and the polish's :class:`~xslit.epipolar.variety.VarietyFit` (None
     when it failed)."""
     none = np.zeros(len(points1), bool)
-    linear_support = int(inliers.sum())
+    linear_support = np.count_nonzero(inliers)
     # Taubin's fit of the inliers in the frame normalised over all points (the polish's).
     scales = frame[:, 0, 0]
 
@@ -711,7 +711,8 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
     try:
         fit = refine_on_variety(f0, points1, points2, inliers, threshold, rng=rng,
                                 frame=frame)
-        if threshold is not None and fit.inliers.sum() < RETRY_SUPPORT * linear_support:
+        if (threshold is not None
+                and np.count_nonzero(fit.inliers) < RETRY_SUPPORT * linear_support):
             again = refine_on_variety(f0, points1, points2, inliers, threshold, rng=rng,
                                       frame=frame, n_starts=RETRY_STARTS)
             if msac_loss(again.distances, threshold) < msac_loss(fit.distances, threshold):
@@ -737,7 +738,8 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
         fitted = inliers
         for _ in range(2):
             changed = np.count_nonzero(fit.inliers != fitted)
-            if threshold is None or changed <= 0.01 * fitted.sum() or fit.inliers.sum() < 16:
+            if (threshold is None or changed <= 0.01 * np.count_nonzero(fitted)
+                    or np.count_nonzero(fit.inliers) < 16):
                 break
             fitted = fit.inliers
             try:
@@ -750,8 +752,9 @@ def _polish(points1, points2, inliers, threshold, rng, iterations, frame,
                 break
             fit = again
         fits[k] = fit
-    fit = min(fits, key=lambda f: _fit_loss(f, threshold))
-    if threshold is not None and fit.inliers.sum() < max(MIN_LINEAR_POINTS, 0.5 * linear_support):
+    fit = fits[0] if len(fits) == 1 else min(fits, key=lambda f: _fit_loss(f, threshold))
+    if (threshold is not None
+            and np.count_nonzero(fit.inliers) < max(MIN_LINEAR_POINTS, 0.5 * linear_support)):
         # The linear estimate's inliers, up to a few near the threshold, are inliers of the
         # tensor of a camera pair nearby; losing half of them means that the linear fit used
         # its two spare degrees of freedom to absorb outliers, away from every camera pair.

@@ -403,7 +403,8 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
         pool_loss.extend(loss)
         pool.extend(members[ranked])
         pool_inliers.extend(r < threshold)
-        return float(np.max(np.mean(r[:, candidates] < threshold, axis=1)))
+        return float(np.max(np.count_nonzero(r[:, candidates] < threshold, axis=1))
+                     / len(candidates))
 
     score(denormalize_with(pencil_votes(design[candidates], V[:, :2]),
                            problem.model_from_normalized), pencil=True)

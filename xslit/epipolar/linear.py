@@ -172,7 +172,16 @@ def denormalize(fn, Ts) -> np.ndarray:
 
 
 def denormalize_with(fn, K) -> np.ndarray:
-    """:func:`denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``."""
+    """:func:`denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``. With
+    numba, one compiled call for one tensor or a stack of them and one ``K`` (16, 16)
+    (:func:`_nb_denormalize_rows`: the same BLAS product per tensor and the same sum of
+    squares, bit for bit)."""
+    if (np.ndim(fn) in (1, 2) and np.shape(K) == (16, 16) and _jit.USE_NUMBA
+            and _compiled_row_kernels()):
+        F = np.empty(np.shape(fn))
+        _nb_denormalize_rows(np.ascontiguousarray(fn, dtype=float).reshape(-1, 16),
+                             np.ascontiguousarray(K, dtype=float), F.reshape(-1, 16))
+        return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
     F = (fn[..., None, :] @ K)[..., 0, :]
     F /= np.sqrt(np.add.reduce(F * F, axis=-1, keepdims=True))  # np.linalg.norm's arithmetic
     return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
@@ -1051,13 +1060,27 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
     f[:15] = g
     f[15] = -np.dot(M[15, :15], g) / m
     f /= np.sqrt(np.dot(f, f))
-    # denormalize_with: the product, then numpy's pairwise sum of the 16 squares.
+    _nb_denormalize_into(f, K, out)
+    return True
+
+
+def _nb_denormalize_into(f, K, out):  # pragma: no cover - compiled
+    """:func:`denormalize_with` of one tensor ``f`` (16,) into ``out`` (16,) (for numba,
+    :func:`_compiled_row_kernels`): the product (``dgemv``, as numpy's matmul calls it for a
+    row times a matrix), then numpy's pairwise sum of the 16 squares (eight partial sums of
+    two, added in pairs)."""
     F = np.dot(f, K)
     r = np.empty(8)
     for j in range(8):
         r[j] = F[j] * F[j] + F[8 + j] * F[8 + j]
     out[:] = F / np.sqrt(((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])))
-    return True
+
+
+def _nb_denormalize_rows(f, K, out):  # pragma: no cover - compiled
+    """:func:`denormalize_with` of the tensors ``f`` (B, 16) into ``out`` (B, 16), one at a
+    time (:func:`_nb_denormalize_into`; numpy's stacked product is one ``dgemv`` per row)."""
+    for b in range(f.shape[0]):
+        _nb_denormalize_into(f[b], K, out[b])
 
 
 @functools.cache
@@ -1066,8 +1089,9 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
     :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`,
     :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
-    :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh` and
-    :func:`_nb_taubin_basis_rows` (the module's names then hold the compiled kernels); False
+    :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh`,
+    :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into` and
+    :func:`_nb_denormalize_rows` (the module's names then hold the compiled kernels); False
     when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
@@ -1076,7 +1100,8 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_sample_inverse_iteration", "_nb_eigen_tall",
                                             "_nb_surely_conditioned",
                                             "_nb_nearly_diagonal_eigh",
-                                            "_nb_taubin_basis_rows"))
+                                            "_nb_taubin_basis_rows",
+                                            "_nb_denormalize_into", "_nb_denormalize_rows"))
 
 
 def weighted_leverage(design, rows, norms, scratch, refine: bool = True):

@@ -37,6 +37,7 @@ pixel offsets.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -526,19 +527,21 @@ def _starts(f_n):
     flat = C.reshape(*C.shape[:-2], 16)
     with np.errstate(invalid="ignore"):
         good = np.isfinite(flat).all(axis=-1) & (np.abs(flat).max(axis=-1) < 1e8)
-    frames = np.broadcast_to(np.flatnonzero(use)[:, None], good.shape)
-    return _balance(C[good]), frames[good]
+    # The frame of each good candidate: its row of ``good`` indexes the frames used.
+    return _balance(C[good]), np.flatnonzero(use)[np.nonzero(good)[0]]
 
 
 def _distinct_best(costs, tensors, count):
     """Indices of the ``count`` best starts by ``costs`` with distinct ``tensors`` (B, 16):
     ``C`` and its transposed twin ``D^{-1} C^T D``, both among the candidates, have the
     same principal minors."""
-    unit = tensors / np.linalg.norm(tensors, axis=1, keepdims=True)
+    unit = None  # the unit tensors, compared from the second start kept on
     keep = []
-    for b in np.argsort(costs, kind="stable"):
-        if not np.isfinite(costs[b]):
+    for b in np.argsort(costs, kind="stable").tolist():
+        if not math.isfinite(costs[b]):
             break
+        if keep and unit is None:
+            unit = tensors / np.linalg.norm(tensors, axis=1, keepdims=True)
         if all(min(np.linalg.norm(unit[b] - unit[k]), np.linalg.norm(unit[b] + unit[k])) > 1e-8
                for k in keep):
             keep.append(b)
@@ -645,7 +648,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
             X = kron_modes(*(np.asarray(frame, dtype=float) @ np.linalg.inv(T)))
         f_n = np.stack([g @ X for g in f])
     for g in f_n:  # one start at a time: the same numbers for one start as for several
-        g /= np.linalg.norm(g)
+        g /= math.sqrt(g.dot(g))  # np.linalg.norm's arithmetic
     scales = T[:, 0, 0]
     every = _Residuals(normed, scales)
     fitted = every.subset(idx)
@@ -686,7 +689,7 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
         # A few points at the threshold that flip (at most a thousandth of the inliers) move
         # the fit by far less than its noise: another polish would cost a full pass for it.
         changed = np.count_nonzero(new != inl)
-        if (changed <= 1e-3 * np.count_nonzero(inl) or new.sum() < 13
+        if (changed <= 1e-3 * np.count_nonzero(inl) or np.count_nonzero(new) < 13
                 or round_ == max(rounds, 1) - 1):
             break
         inl = new
@@ -694,8 +697,9 @@ def _reselected(every, C, Kf, T, inl, threshold, rounds, iterations) -> VarietyF
     if threshold is not None:
         inl = d < threshold
     f = f @ _pixels_from_frame(T.tobytes())
-    f /= np.linalg.norm(f)
-    rms = float(np.sqrt(np.mean(d[inl] ** 2))) if inl.any() else np.inf
+    f /= math.sqrt(f.dot(f))  # np.linalg.norm's arithmetic
+    inside = d[inl]  # np.mean's arithmetic (the pairwise sum, then the division)
+    rms = float(np.sqrt(np.add.reduce(inside * inside) / len(inside))) if len(inside) else np.inf
     return VarietyFit(f.reshape(2, 2, 2, 2), d, inl, rms, C, Kf, T)
 
 
@@ -711,5 +715,13 @@ def _pixels_from_frame(frame_bytes) -> np.ndarray:
 def _is_normalization(frame) -> bool:
     """Whether ``frame`` (4, 2, 2) maps each axis by ``x_f = s (x - m)`` with ``s > 0``."""
     T = np.asarray(frame, dtype=float)
-    return (T.shape == (4, 2, 2) and bool(np.all(np.isfinite(T)))
-            and bool(np.all(T[:, 0, 0] > 0)) and bool(np.all(T[:, 1] == [0.0, 1.0])))
+    return T.shape == (4, 2, 2) and _is_normalization_of(T.tobytes())
+
+
+@functools.lru_cache(maxsize=8)
+def _is_normalization_of(frame_bytes) -> bool:
+    """:func:`_is_normalization` of the maps (4, 2, 2) given by their bytes: the polishes of
+    one estimate share its frame, and it is tested once."""
+    T = np.frombuffer(frame_bytes).reshape(4, 2, 2)
+    return (bool(np.all(np.isfinite(T))) and bool(np.all(T[:, 0, 0] > 0))
+            and bool(np.all(T[:, 1] == [0.0, 1.0])))

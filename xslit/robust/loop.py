@@ -403,7 +403,8 @@ class _BatchScorer:
         if len(models) == 0:
             return None
         if self.subset is not None:
-            frac = (self.problem.residuals(models, self.subset) < self.thr).mean(axis=1)
+            frac = np.count_nonzero(self.problem.residuals(models, self.subset) < self.thr,
+                                    axis=1) / len(self.subset)
             self.supports.append(frac)
             # Compare with the best subset support including this batch's (SPRT-like early
             # bail-out): in the first batch too, only models within 80% of the best one are
@@ -415,7 +416,7 @@ class _BatchScorer:
             models = models[keep]
         r = self.problem.residuals(models)
         if self.subset is None:
-            self.supports.append((r < self.thr).mean(axis=1))
+            self.supports.append(np.count_nonzero(r < self.thr, axis=1) / r.shape[1])
         loss = _loss(self.method, r, self.thr, self.problem.sample_size)
         k = int(np.argmin(loss))
         return _Candidate(models[k], r[k], loss[k])
@@ -497,7 +498,7 @@ def _maybe_optimise(problem, best: _Best, cand: _Candidate, opt: RobustOptions, 
     model, r, loss = cand
     inliers = _lmeds_inliers(r, s)[0] if opt.method == LMEDS else r < thr
     polished = False
-    if lo and inliers.sum() > s:
+    if lo and np.count_nonzero(inliers) > s:
         model, r, loss, polished = _local_optimization(problem, model, r, opt, rng, subset)
         inliers = r < thr
         best.remember(loss, model, inliers)
@@ -521,7 +522,7 @@ def _final_refit(problem, best: _Best, opt: RobustOptions):
             return model, inliers, thr, False
         return (*_reweighted_least_squares(problem, model, inliers, thr), True)
     thr = opt.threshold
-    if not opt.final_refit or best.polished or inliers.sum() <= s:
+    if not opt.final_refit or best.polished or np.count_nonzero(inliers) <= s:
         return model, inliers, thr, False
     refined, _ = _iterated_least_squares(problem, model, inliers, thr)
     if refined is None:
@@ -817,7 +818,7 @@ def _iterated_least_squares(problem, model, inliers, threshold, iterations=3, an
             return (current if fitted else None), False
         current, fitted = new, True
         inl_new = _residuals_of(problem, current) < thr
-        if inl_new.sum() <= problem.sample_size:
+        if np.count_nonzero(inl_new) <= problem.sample_size:
             return current, False
         # Converged when at most a thousandth of the inliers change: at thousands of
         # inliers, points near the threshold flip between fits that differ at the noise
