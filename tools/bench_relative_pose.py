@@ -429,6 +429,14 @@ def _stat(values, fn):
     return fn(values) if values else float("nan")
 
 
+def kinds(records):
+    """``(label, records)`` of each kind of pair present in ``records``."""
+    for kind in SWEEP_KINDS:
+        sel = [r for r in records if r["kind"] == kind]
+        if sel:
+            yield f"kind {kind}", sel
+
+
 def sweep_region_line(label, recs):
     """One row of the sweep table for the records ``recs``."""
     tc = [r["pycolmap"]["time"] for r in recs]
@@ -508,10 +516,8 @@ def run_sweep(count, max_n, seed0, timings, timeout, verbose):
                                         "ratio", "tMn col", "tMn xs", "ratio", "tMd col",
                                         "tMd xs", "ratio"))
           + f"{'fc':>4}{'fx':>4}{'wc':>5}{'wx/det':>8}{'ceil':>6}")
-    for kind in SWEEP_KINDS:
-        sel = [r for r in records if r["kind"] == kind]
-        if sel:
-            sweep_region_line(f"kind {kind}", sel)
+    for label, sel in kinds(records):
+        sweep_region_line(label, sel)
     edges = SWEEP_BINS["outlier_ratio"]
     for lo, hi in itertools.pairwise(edges):
         sel = [r for r in records if lo <= r["outlier_ratio"] < hi
@@ -527,10 +533,8 @@ def run_sweep(count, max_n, seed0, timings, timeout, verbose):
           + "".join(f"{h:>9}" for h in ("rMn ML", "col/ML", "xs/ML", "rMd ML", "col/ML",
                                         "xs/ML", "tMn ML", "col/ML", "xs/ML", "tMd ML",
                                         "col/ML", "xs/ML")))
-    for kind in SWEEP_KINDS:
-        sel = [r for r in records if r["kind"] == kind]
-        if sel:
-            yardstick_region_line(f"kind {kind}", sel)
+    for label, sel in kinds(records):
+        yardstick_region_line(label, sel)
     yardstick_region_line("overall", records)
     ratios = [r["pycolmap"]["time"] / r["xslit"]["time"] for r in records]
     print(f"  median of the per-scene time ratios pycolmap / xslit: "

@@ -1182,11 +1182,8 @@ def ml_from_truth(scene, *, inliers=None, threshold: float | None = None,
         fit = fit_metric_pose_robust(intr1, intr2, rvec0, scene.t, scene.points1,
                                      scene.points2, inl, threshold=threshold,
                                      max_iterations=max_iterations)
-        rvec, tvec, X, inl = fit.rvec, fit.tvec, fit.points, fit.inliers
+        rvec, tvec, X, inl, rms = fit.rvec, fit.tvec, fit.points, fit.inliers, None
         p1, p2 = scene.points1[inl], scene.points2[inl]
-        rms = float(np.sqrt(np.mean(reprojection_residuals(
-            [compose_camera(intr1, np.zeros(3), np.zeros(3)), compose_camera(intr2, rvec, tvec)],
-            [p1, p2], np.concatenate([X, np.ones((len(X), 1))], axis=1)) ** 2)))
     R = matrix_from_rvec(rvec)
     rot_err = rotation_error_deg(R, scene.R)
     t_err, t_rel = translation_errors(tvec, scene.t)
@@ -1199,6 +1196,8 @@ def ml_from_truth(scene, *, inliers=None, threshold: float | None = None,
                                       np.concatenate([pts, ones], axis=1))
 
     g = np.concatenate([rvec, tvec])
+    if rms is None:  # the robust fit's reprojection RMS per coordinate on its inliers
+        rms = float(np.sqrt(np.mean(fun(g, X) ** 2)))
     Jg, Jp = numeric_block_jacobian(fun, g, X)
     U = np.einsum("nmi,nmj->ij", Jg, Jg)
     V = np.einsum("nmi,nmj->nij", Jp, Jp)

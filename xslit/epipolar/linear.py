@@ -822,31 +822,11 @@ def _nb_taubin_basis_rows(design, rows, s2, source, target, D, basis, ratios, sy
     M = _nb_gram(D, syrk)
     w = np.linalg.eigvalsh(M)
     cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
-    Mf, Nf = M.ravel(), np.zeros(256)
-    blocks = source.shape[1]
-    for k in range(4):
-        for j in range(blocks):
-            Nf[target[k * blocks + j]] += s2[k] * Mf[source[k, j]]
-    m = M[15, 15]
-    a, b = np.empty((15, 15)), np.empty((15, 15))
-    for i in range(15):
-        for j in range(15):
-            a[j, i] = M[i, j] - M[i, 15] * M[15, j] / m
-            b[j, i] = Nf[16 * i + j]
-    itype, n, lwork, info = (np.array([1], np.int32), np.array([15], np.int32),
-                             np.array([44], np.int32), np.zeros(1, np.int32))
-    jobz, uplo = np.array([86], np.uint8), np.array([76], np.uint8)  # "V", "L"
-    lam, work = np.empty(15), np.empty(44)
-    sygv(itype.ctypes, jobz.ctypes, uplo.ctypes, n.ctypes, a.ctypes, n.ctypes, b.ctypes,
-         n.ctypes, lam.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
-    if info[0] != 0:
+    a, lam = np.empty((15, 15)), np.empty(15)
+    if _nb_taubin_eigen(M, s2, source, target, sygv, a, lam) != 0:
         return -1.0 - cond
     for k in range(basis.shape[0]):
-        g = a[k].copy()  # eigenvector k: column k of the Fortran-ordered result
-        f = basis[k]
-        f[:15] = g
-        f[15] = -np.dot(M[15, :15], g) / m
-        f /= np.sqrt(np.dot(f, f))
+        _nb_taubin_vector(M, a, k, basis[k])
     for k in range(15):
         ratios[k] = max(lam[k], 0.0)
     ratios[15] = np.inf
@@ -1033,16 +1013,30 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
         cond = np.sqrt(max(w[1], 0.0) / w[15]) if w[15] > 0 else 0.0
         if cond < tol:
             return False
-    # taubin_gradient_moments: np.bincount adds the weights in their order.
+    a, lam = np.empty((15, 15)), np.empty(15)
+    if _nb_taubin_eigen(M, s2, source, target, sygv, a, lam) != 0:
+        return False
+    f = np.empty(16)
+    _nb_taubin_vector(M, a, 0, f)
+    _nb_denormalize_into(f, K, out)
+    return True
+
+
+def _nb_taubin_eigen(M, s2, source, target, sygv, a, lam):  # pragma: no cover - compiled
+    """Taubin's generalised eigenproblem of the Gram matrix ``M`` (16, 16) of design rows with
+    the squared scales ``s2``: the gradient moments ``N`` (:func:`taubin_gradient_moments`:
+    ``np.bincount`` adds the weights in their order), then ``dsygv`` of the Schur complement of
+    ``M[15, 15]`` and ``N[:15, :15]`` as SciPy's wrapper calls it (itype 1, jobz "V", uplo
+    "L", lwork 3 n - 1) on Fortran-ordered copies: the eigenvectors into ``a`` (15, 15), row
+    ``k`` the ``k``-th, and the eigenvalues into ``lam`` (15,); returns LAPACK's ``info``
+    (for numba, :func:`_compiled_row_kernels`)."""
     Mf, Nf = M.ravel(), np.zeros(256)
     blocks = source.shape[1]
     for k in range(4):
         for j in range(blocks):
             Nf[target[k * blocks + j]] += s2[k] * Mf[source[k, j]]
-    # taubin_fit: dsygv of the Schur complement and N[:15, :15], as SciPy's wrapper calls it
-    # (itype 1, jobz "V", uplo "L", lwork 3 n - 1), on Fortran-ordered copies.
     m = M[15, 15]
-    a, b = np.empty((15, 15)), np.empty((15, 15))
+    b = np.empty((15, 15))
     for i in range(15):
         for j in range(15):
             a[j, i] = M[i, j] - M[i, 15] * M[15, j] / m
@@ -1050,18 +1044,20 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
     itype, n, lwork, info = (np.array([1], np.int32), np.array([15], np.int32),
                              np.array([44], np.int32), np.zeros(1, np.int32))
     jobz, uplo = np.array([86], np.uint8), np.array([76], np.uint8)  # "V", "L"
-    lam, work = np.empty(15), np.empty(44)
+    work = np.empty(44)
     sygv(itype.ctypes, jobz.ctypes, uplo.ctypes, n.ctypes, a.ctypes, n.ctypes, b.ctypes,
          n.ctypes, lam.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
-    if info[0] != 0:
-        return False
-    g = a[0].copy()  # the first eigenvector: the first column of the Fortran-ordered result
-    f = np.empty(16)
+    return info[0]
+
+
+def _nb_taubin_vector(M, a, k, f):  # pragma: no cover - compiled
+    """The tensor ``f`` (16,) of unit norm of eigenvector ``k`` of :func:`_nb_taubin_eigen`
+    (row ``k`` of ``a``: column ``k`` of LAPACK's Fortran-ordered result), its constant entry
+    eliminated by ``M[15, 15]`` as :func:`taubin_basis` does."""
+    g = a[k].copy()
     f[:15] = g
-    f[15] = -np.dot(M[15, :15], g) / m
+    f[15] = -np.dot(M[15, :15], g) / M[15, 15]
     f /= np.sqrt(np.dot(f, f))
-    _nb_denormalize_into(f, K, out)
-    return True
 
 
 def _nb_denormalize_into(f, K, out):  # pragma: no cover - compiled
@@ -1090,8 +1086,9 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`,
     :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
     :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh`,
-    :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into` and
-    :func:`_nb_denormalize_rows` (the module's names then hold the compiled kernels); False
+    :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into`,
+    :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen` and :func:`_nb_taubin_vector` (the
+    module's names then hold the compiled kernels); False
     when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
@@ -1101,7 +1098,8 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_surely_conditioned",
                                             "_nb_nearly_diagonal_eigh",
                                             "_nb_taubin_basis_rows",
-                                            "_nb_denormalize_into", "_nb_denormalize_rows"))
+                                            "_nb_denormalize_into", "_nb_denormalize_rows",
+                                            "_nb_taubin_eigen", "_nb_taubin_vector"))
 
 
 def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
