@@ -34,19 +34,19 @@ from xslit.testing import assert_allclose_up_to_scale, projective_distance
 
 # -- the paper's worked examples ------------------------------------------------------------
 
-# Example 1 (eq. plane_projection_special): plane x3 - x4 = 0, y1 = e1, y2 = e2, y3 = (0,0,1,1).
+# Example 1 (eq. (3)): plane x3 - x4 = 0, y1 = e1, y2 = e2, y3 = (0,0,1,1).
 Y_EX1 = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]])
 N_EX1 = np.array([[1.0, 0, 0, 0, -1, 0], [0, 1, 0, 1, 0, 0], [0, 0, 1, 0, 0, 0]])
 # Example "two_slit_finite": slits l1 = {x1 = x3 = 0}, l2 = {x2 = x3 + x4 = 0}.
 L1_EX = line_from_planes([1.0, 0, 0, 0], [0.0, 0, 1, 0])
 L2_EX = line_from_planes([0.0, 1, 0, 0], [0.0, 0, 1, 1])
-# eq. example_two_slit_finite.
+# eq. (13).
 A1_EX = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0]])
 A2_EX = np.array([[0.0, 2, 0, 0], [0, 0, 1, 1]])
 
 
 def _psi_paper(X):
-    """eq. two_slit_finite: psi(x) = (x1 (x3 + x4), 2 x2 x3, x3 (x3 + x4))."""
+    """eq. (9): psi(x) = (x1 (x3 + x4), 2 x2 x3, x3 (x3 + x4))."""
     x1, x2, x3, x4 = X.T
     return np.stack([x1 * (x3 + x4), 2 * x2 * x3, x3 * (x3 + x4)], axis=1)
 
@@ -68,7 +68,7 @@ def test_example1_plane_projection_matrix_exactly():
 
 
 def test_example1_N_maps_lines_to_their_meet_with_the_plane(rng):
-    # N l are the frame coordinates of l ^ pi (paper, eq. plane_projection).
+    # N l are the frame coordinates of l ^ pi (paper, eq. (2)).
     x, y = rng.normal(size=(2, 100, 4))
     l = line_from_points(x, y)
     pi = np.array([0.0, 0, 1, -1])
@@ -82,7 +82,7 @@ def test_two_slit_example_essential_map(integer_points):
 
 
 def test_two_slit_example_rational_camera(integer_points):
-    # psi = N lambda (eq. direct) with the frame of Example 1 gives eq. two_slit_finite.
+    # psi = N lambda (eq. (4)) with the frame of Example 1 gives eq. (9).
     cam = RationalCamera.two_slit(L1_EX, L2_EX, Y_EX1)
     assert cam.beta == 1
     np.testing.assert_array_equal(cam.project_homogeneous(integer_points),
@@ -90,12 +90,12 @@ def test_two_slit_example_rational_camera(integer_points):
 
 
 def test_two_slit_example_linear_model(integer_points):
-    # eq. example_two_slit_finite: the same psi from the pair of 2x4 matrices.
+    # eq. (13): the same psi from the pair of 2x4 matrices.
     cam = xslit.TwoSlitCamera(A1_EX, A2_EX)
     np.testing.assert_array_equal(cam.project_homogeneous(integer_points),
                                   _psi_paper(integer_points))
     # Points [x1, x2, 1, 1] on the retinal plane x3 = x4 map to [x1, x2, 1] (paper, after
-    # eq. example_two_slit_finite).
+    # eq. (13)).
     X = integer_points.copy()
     X[:, 2:] = 1.0
     np.testing.assert_array_equal(cam.project(X), X[:, :2])
@@ -108,7 +108,7 @@ def test_two_slit_example_from_slits_gives_the_printed_matrices():
 
 
 def test_two_slit_example_quadratic_forms_equal_N_lambda(rng):
-    # eq. two_slit_non_intrinsic: u_k = x^T P1* S_k P2* x equals N lambda(x) up to ONE scale.
+    # eq. (7): u_k = x^T P1* S_k P2* x equals N lambda(x) up to ONE scale.
     cam = RationalCamera.two_slit(L1_EX, L2_EX, Y_EX1)
     X = rng.normal(size=(200, 4))
     Q = cam.quadratic_forms
@@ -127,8 +127,8 @@ def test_quadratic_forms_on_random_two_slit_cameras(rng):
 
 
 def test_example2_pushbroom_form(rng):
-    # eq. pushbroom_standard / affine_pushbroom: x -> ([m1 t1] x, [m2 t2] x / [m3 t3] x), with
-    # the pushbroom camera B of the appendix (eq. example_two_slit_s).
+    # eqs. (18) / (19): x -> ([m1 t1] x, [m2 t2] x / [m3 t3] x), with
+    # the pushbroom camera B of the appendix (eq. (49)).
     P = np.array([[14.0, 9, -3, 8], [-3, 8, 10, 3], [6, 13, 5, 13]])
     cam = xslit.PushbroomCamera.from_matrix(P)
     np.testing.assert_array_equal(cam.A1, [[14.0, 9, -3, 8], [0, 0, 0, 1]])
@@ -331,7 +331,7 @@ def test_slits_are_the_null_spaces(rng):
 
 
 def test_from_slits_reproduces_the_rational_two_slit_camera(rng):
-    # With an intrinsic frame, eq. two_slit_non_intrinsic reduces to eq. two_slit_projective.
+    # With an intrinsic frame, eq. (7) reduces to eq. (11).
     for _ in range(200):
         l1, l2 = _random_skew_slits(rng)
         Y = _random_intrinsic_frame(l1, l2, rng)
@@ -574,7 +574,7 @@ def test_transform_changes_world_coordinates(rng):
 
 
 def test_dual_matrix_of_a_slit_builds_the_camera_rows():
-    # p1 = l1 v y3, p2 = -(l1 v y1), q1 = l2 v y3, q2 = -(l2 v y2) (eq. two_slit_projective).
+    # p1 = l1 v y3, p2 = -(l1 v y1), q1 = l2 v y3, q2 = -(l2 v y2) (eq. (11)).
     P1, P2 = dual_matrix(L1_EX), dual_matrix(L2_EX)
     y1, y2, y3 = Y_EX1.T
     np.testing.assert_allclose(np.stack([P1 @ y3, -(P1 @ y1)]), A1_EX, atol=EXACT)

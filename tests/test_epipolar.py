@@ -27,15 +27,15 @@ from xslit.synthetic import (
 )
 from xslit.testing import projective_distance
 
-# Appendix C, eq. example_two_slit_s
+# Appendix C, eq. (49)
 A1 = np.array([[-1, 7, 4, 0], [8, -1, 13, 4.0]])
 A2 = np.array([[11, 6, -2, 4], [8, -1, 13, -5.0]])
 B1 = np.array([[14, 9, -3, 8], [0, 0, 0, 1.0]])
 B2 = np.array([[-3, 8, 10, 3], [6, 13, 5, 13.0]])
-# eq. example_tensor_s: blocks (f_ijkl)_kl for (i, j) = (1,1), (1,2), (2,1), (2,2)
+# eq. (50): blocks (f_ijkl)_kl for (i, j) = (1,1), (1,2), (2,1), (2,2)
 PRINTED_F = np.array([[[[0, 0], [21816, -25650]], [[1906, -2090], [-3642, 5510]]],
                       [[[880, 475], [18600, -11875]], [[97, -380], [-1259, 1425]]]])
-# eq. example_canonical_s: the two configurations, rows of C (second rows of A1, A2, B1, B2)
+# eq. (51): the two configurations, rows of C (second rows of A1, A2, B1, B2)
 PRINTED_C = [
     np.array([[-3.87, 1, 1, 1], [-14.22, 8.33, -6.67, -22.17], [0.44, -0.28, 0.27, 1.14],
               [-0.86, 0.26, 0.15, 0.88]]),
@@ -45,7 +45,7 @@ PRINTED_C = [
 
 
 def test_appendix_tensor_exact():
-    """eq. entries_epipolar_tensor on the appendix cameras gives eq. example_tensor_s exactly."""
+    """eq. (23) on the appendix cameras gives eq. (50) exactly."""
     F = xslit.computeEpipolarTensor(xslit.TwoSlitCamera(A1, A2), xslit.TwoSlitCamera(B1, B2))
     np.testing.assert_array_equal(np.round(F), PRINTED_F)
     np.testing.assert_allclose(F, PRINTED_F, atol=1e-9)

@@ -19,7 +19,7 @@ from xslit import synthetic
 from xslit.geometry import matrix_from_rvec, rvec_from_matrix
 from xslit.testing import assert_allclose_up_to_scale, projective_distance
 
-# The appendix's parallel camera A (eq. example_two_slit_s): second rows share (8, -1, 13).
+# The appendix's parallel camera A (eq. (49)): second rows share (8, -1, 13).
 A1_APP = np.array([[-1.0, 7, 4, 0], [8, -1, 13, 4]])
 A2_APP = np.array([[11.0, 6, -2, 4], [8, -1, 13, -5]])
 
@@ -81,7 +81,7 @@ def test_appendix_parallel_camera_decomposition():
     np.testing.assert_allclose(abs(dec.d), 9 / s, atol=EXACT)
     np.testing.assert_allclose(dec.t[[2, 3]], [4 / s, -5 / s], atol=EXACT)
     np.testing.assert_allclose(dec.d, dec.t[3] - dec.t[2], atol=EXACT)
-    # eq. two_slit_decomposition_full rebuilds the matrices (up to the common 1/|m3|).
+    # eq. (16) rebuilds the matrices (up to the common 1/|m3|).
     A1 = dec.K1 @ np.array([[*dec.r1, dec.t[0]], [*dec.r3, dec.t[2]]])
     A2 = dec.K2 @ np.array([[*dec.r2, dec.t[1]], [*dec.r3, dec.t[3]]])
     np.testing.assert_allclose(A1 * s, A1_APP, atol=1e-12)
@@ -93,7 +93,7 @@ def test_appendix_parallel_camera_decomposition():
 @pytest.mark.parametrize("theta", [0.3, np.pi / 2, 2.0, 4.0, 5.9])
 @pytest.mark.parametrize("d", [1.0, -0.5, 2.5])
 def test_canonical_euclidean_camera_decomposes_with_identity(theta, d):
-    # eq. matrices_finite_two_slit: K1 = I, K2 = diag(2, 1), angle theta, distance d.
+    # eq. (15): K1 = I, K2 = diag(2, 1), angle theta, distance d.
     A1 = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0]])
     A2 = np.array([[2 * np.cos(theta), 2 * np.sin(theta), 0, 0], [0, 0, 1, d]])
     dec = xslit.decomposeTwoSlitProjection((A1, A2))
@@ -108,7 +108,7 @@ def test_canonical_euclidean_camera_decomposes_with_identity(theta, d):
 
 
 def test_paper_example_camera_has_theta_90_and_d_1():
-    # "Note that eq. two_slit_finite is of this form, with theta = pi / 2 and d = 1."
+    # "Note that eq. (9) is of this form, with theta = pi / 2 and d = 1."
     dec = xslit.decomposeTwoSlitProjection(xslit.TwoSlitCamera([[1, 0, 0, 0], [0, 0, 1, 0]],
                                                                [[0, 2, 0, 0], [0, 0, 1, 1]]))
     assert abs(dec.theta - np.pi / 2) < EXACT and abs(dec.d - 1) < EXACT

@@ -220,7 +220,7 @@ def test_correspondences_reproject_exactly(stereo_pair):
 
 
 def test_correspondences_satisfy_the_epipolar_relation(stereo_pair):
-    """Ground-truth matches of two rendered X-slit views satisfy eq. linF of their cameras, and
+    """Ground-truth matches of two rendered X-slit views satisfy eq. (22) of their cameras, and
     the tensor estimated from them is the cameras' tensor."""
     import xslit
     from xslit.epipolar import sampson_distance

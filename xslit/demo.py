@@ -36,12 +36,12 @@ Y_EX1 = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]])
 
 
 def example1_plane_projection() -> list[Line]:
-    """Example 1, eq. plane_projection_special: N of the plane x3 = x4 with its frame."""
+    """Example 1, eq. (3): N of the plane x3 = x4 with its frame."""
     from .cameras import plane_projection_matrix
 
     expected = np.array([[1.0, 0, 0, 0, -1, 0], [0, 1, 0, 1, 0, 0], [0, 0, 1, 0, 0, 0]])
     N = plane_projection_matrix(Y_EX1)
-    return [Line("Example 1: N (eq. plane_projection_special)", _fmt(N),
+    return [Line("Example 1: N (eq. (3))", _fmt(N),
                  bool(np.array_equal(N, expected)))]
 
 
@@ -49,7 +49,7 @@ def example1_plane_projection() -> list[Line]:
 
 
 def two_slit_example() -> list[Line]:
-    """Slits {x1 = x3 = 0}, {x2 = x3 + x4 = 0}: lambda, psi (eq. two_slit_finite), A1, A2."""
+    """Slits {x1 = x3 = 0}, {x2 = x3 + x4 = 0}: lambda, psi (eq. (9)), A1, A2."""
     from .cameras import RationalCamera, TwoSlitCamera
     from .geometry import line_from_planes
 
@@ -70,12 +70,12 @@ def two_slit_example() -> list[Line]:
     return [
         Line("essential map lambda(x) = (x1(x3+x4), x2x3, x3(x3+x4), x2x3, 0, -x1x2)",
              "50 integer points", bool(np.array_equal(rational.essential_map(X), lam_paper))),
-        Line("psi = N lambda = (x1(x3+x4), 2x2x3, x3(x3+x4)) (eq. two_slit_finite)",
+        Line("psi = N lambda = (x1(x3+x4), 2x2x3, x3(x3+x4)) (eq. (9))",
              "50 integer points",
              bool(np.array_equal(rational.project_homogeneous(X), psi_paper))),
-        Line("eq. two_slit_non_intrinsic: x^T P1* S_k P2* x = s N lambda(x)", f"s = {scale:g}",
+        Line("eq. (7): x^T P1* S_k P2* x = s N lambda(x)", f"s = {scale:g}",
              bool(np.allclose(u, scale * psi_paper, rtol=0, atol=1e-12))),
-        Line("A1 from the slits and the intrinsic frame (eq. example_two_slit_finite)",
+        Line("A1 from the slits and the intrinsic frame (eq. (13))",
              _fmt(linear.A1), bool(np.allclose(linear.A1, A1, atol=1e-12))),
         Line("A2 from the slits and the intrinsic frame", _fmt(linear.A2),
              bool(np.allclose(linear.A2, A2, atol=1e-12))),
@@ -88,7 +88,7 @@ def two_slit_example() -> list[Line]:
 
 
 def pushbroom_example() -> list[Line]:
-    """eq. pushbroom_standard / affine_pushbroom with the appendix's pushbroom camera B."""
+    """eqs. (18) / (19) with the appendix's pushbroom camera B."""
     from .cameras import PushbroomCamera
     from .geometry import homogeneous_from_euclidean
 
@@ -100,7 +100,7 @@ def pushbroom_example() -> list[Line]:
     return [
         Line("pushbroom A1 = [m1 t1; 0 0 0 1]", _fmt(cam.A1),
              bool(np.array_equal(cam.A1, [[14.0, 9, -3, 8], [0, 0, 0, 1]]))),
-        Line("x -> ([m1 t1]x, [m2 t2]x / [m3 t3]x) (eq. affine_pushbroom)", "50 points",
+        Line("x -> ([m1 t1]x, [m2 t2]x / [m3 t3]x) (eq. (19))", "50 points",
              bool(np.allclose(cam.project(X), expected, rtol=1e-12))),
         Line("Gupta-Hartley 3x4 matrix round trip", _fmt(cam.matrix),
              bool(np.array_equal(cam.matrix, P))),
@@ -111,7 +111,7 @@ def pushbroom_example() -> list[Line]:
 
 
 def appendix_parallel_camera() -> list[Line]:
-    """A1 = [-1 7 4 0; 8 -1 13 4], A2 = [11 6 -2 4; 8 -1 13 -5] (eq. example_two_slit_s)."""
+    """A1 = [-1 7 4 0; 8 -1 13 4], A2 = [11 6 -2 4; 8 -1 13 -5] (eq. (49))."""
     from .api.cameras import composeTwoSlitProjection, decomposeTwoSlitProjection
     from .cameras import TwoSlitCamera
     from .testing import projective_distance
@@ -162,7 +162,7 @@ def appendix_epipolar_tensor() -> list[Line]:
     rows = {"-14.22 8.33 -6.67 -22.17": C[0, 1], "-14.22 8.33 9.25 4.24": C[1, 1]}
     truth = matrix_from_cameras(A1, A2, B1, B2)
     lines = [
-        Line("F (eq. entries_epipolar_tensor) equals eq. example_tensor_s",
+        Line("F (eq. (23)) equals eq. (50)",
              _fmt(F.reshape(4, 4)), bool(np.array_equal(np.round(F), printed))),
         Line("8 candidate C, exactly 2 reproduce f_1111 and f_2111",
              _fmt(np.sort(res)), int(np.sum(res < 1e-9)) == 2),

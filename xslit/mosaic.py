@@ -20,7 +20,7 @@ contributes image column :math:`x(\tau) = a + b\tau`. With rows :math:`k_0, k_1,
 
 and, since :math:`v_c` has no y or z component, its row in that frame is
 :math:`y = k_1^T X_c / Z_c` for every :math:`\tau`. So the mosaic pixel
-:math:`(u, v) = (\tau, y)` is the two-slit projection (eq. two_slit_projective)
+:math:`(u, v) = (\tau, y)` is the two-slit projection (eq. (11))
 
 .. math::
 
@@ -31,7 +31,7 @@ and, since :math:`v_c` has no y or z component, its row in that frame is
 The slit of :math:`A_2` is :math:`\{Y_c = Z_c = 0\}`, the camera path; the slit of
 :math:`A_1` is the line at depth :math:`Z^* = -f_x s / b` in the plane of column :math:`a`
 of frame 0, parallel to the image columns. For :math:`b = 0` the second row of :math:`A_1` is
-:math:`(0, 0, 0, f_x s)` and the mosaic is the pushbroom camera of eq. pushbroom_standard
+:math:`(0, 0, 0, f_x s)` and the mosaic is the pushbroom camera of eq. (18)
 (slit at infinity). The sign :math:`\sigma` (of :math:`b`, or of :math:`s` when
 :math:`b = 0`) orients the camera so that points far from the path are in front; when the
 second slit lies in front of the path (:math:`Z^* > 0`), points between the path and the slit

@@ -104,8 +104,8 @@ def projectTwoSlitPoints(objectPoints, rvec, tvec, intrinsics, computeJacobian=F
                  {(K_2 [\cos\theta\, x_c + \sin\theta\, y_c;\, z_c + d])_1},\quad
         X_c = R X + t
 
-    (eq. two_slit_decomposition_full with the canonical camera of
-    eq. matrices_finite_two_slit; the pushbroom form is eq. change_coordinates_pushbroom).
+    (eq. (16) with the canonical camera of
+    eq. (15); the pushbroom form is eq. (43)).
 
     Parameters
     ----------

@@ -140,7 +140,7 @@ def _check_iters(name, v, minimum=1):
 
 
 def computeEpipolarTensor(camera1, camera2) -> np.ndarray:
-    """Epipolar tensor of two two-slit cameras (Theorem 1, eq. entries_epipolar_tensor).
+    """Epipolar tensor of two two-slit cameras (Theorem 1, eq. (23)).
 
     Parameters
     ----------
@@ -151,7 +151,7 @@ def computeEpipolarTensor(camera1, camera2) -> np.ndarray:
     F : (2, 2, 2, 2) ndarray
         ``F[i, j, k, l]`` is the paper's ``f_(i+1)(j+1)(k+1)(l+1)``; matching pixels satisfy
         ``sum F[i,j,k,l] [x,1]_i [y,1]_j [x',1]_k [y',1]_l = 0``. Not normalised: the exact
-        determinants of eq. entries_epipolar_tensor.
+        determinants of eq. (23).
 
     Examples
     --------

@@ -87,7 +87,7 @@ def recoverTwoSlitPose(F, points1, points2, intrinsics1=None, intrinsics2=None, 
 
     **Uncalibrated** (no intrinsics): the two projective configurations compatible with
     ``F`` (Theorem 1: 8 candidates from the principal minors, the 2 consistent ones), in the
-    canonical form of eq. vecrep, with triangulated points. With ``refine`` the pair is first
+    canonical form of eq. (24), with triangulated points. With ``refine`` the pair is first
     refined by maximum likelihood on the inliers (13 + 3N parameters), so the configurations
     explain a tensor exactly on the variety.
 

@@ -98,7 +98,7 @@ class Camera:
         return pixels_from_homogeneous(self._project_h(homogeneous_points("points", points)))
 
     def rays_plucker(self, pixels) -> np.ndarray:
-        """Viewing ray of each pixel as a Plücker line (inverse projection χ, eq. inverse).
+        """Viewing ray of each pixel as a Plücker line (inverse projection χ, eq. (5)).
 
         Parameters
         ----------

@@ -1,6 +1,6 @@
 r"""Intrinsic parameters of two-slit and pushbroom cameras (Propositions 1-2, appendix B).
 
-Two-slit cameras (Proposition 1, eq. two_slit_decomposition_full):
+Two-slit cameras (Proposition 1, eq. (16)):
 
 .. math::
 
@@ -11,7 +11,7 @@ Two-slit cameras (Proposition 1, eq. two_slit_decomposition_full):
 
 with unit :math:`r_1, r_2, r_3`, :math:`r_3 \perp r_1, r_2`, slit angle
 :math:`\theta = \arccos(r_1 \cdot r_2)` and slit distance :math:`|d| = |t_4 - t_3|`. For a
-*parallel* camera (retinal plane parallel to the slits, eq. affine_two_slit) the :math:`K` are
+*parallel* camera (retinal plane parallel to the slits, eq. (14)) the :math:`K` are
 upper triangular; for a general finite two-slit camera the appendix allows a non-zero lower-left
 entry: :math:`r_3` spans the intersection of the row spaces of :math:`M_1, M_2` (6 analytic +
 2 "3D" intrinsics + 6 extrinsics = 14).
@@ -24,7 +24,7 @@ explains why this form replaces the proposition's general :math:`K_2`).
 
 Pose convention (as cv2): a world point :math:`X` has camera coordinates
 :math:`X_c = R X + t` with ``R = matrix_from_rvec(rvec)``. In its own frame the camera is the
-canonical one of eq. matrices_finite_two_slit: ``r1 = e1``, ``r2 = (cos θ, sin θ, 0)``,
+canonical one of eq. (15): ``r1 = e1``, ``r2 = (cos θ, sin θ, 0)``,
 ``r3 = e3``, first slit in the plane ``z = 0`` and the second in ``z = -d``.
 """
 
@@ -273,7 +273,7 @@ class PushbroomIntrinsics:
 
 
 class TwoSlitDecomposition(NamedTuple):
-    """Result of :func:`decompose_two_slit`: eq. two_slit_decomposition_full plus the pose."""
+    """Result of :func:`decompose_two_slit`: eq. (16) plus the pose."""
 
     K1: np.ndarray
     K2: np.ndarray

@@ -1,4 +1,4 @@
-r"""Linear pushbroom cameras (paper eq. pushbroom_standard, Gupta and Hartley 1997).
+r"""Linear pushbroom cameras (paper eq. (18), Gupta and Hartley 1997).
 
 A pushbroom camera is a two-slit camera with one slit on the plane at infinity:
 
@@ -9,7 +9,7 @@ A pushbroom camera is a two-slit camera with one slit on the plane at infinity:
     x \mapsto \left([m_1^T, t_1]\,x,\; \frac{[m_2^T, t_2]\,x}{[m_3^T, t_3]\,x}\right),
 
 which is Gupta and Hartley's :math:`3 \times 4` matrix with rows :math:`[m_i^T, t_i]`
-(eq. affine_pushbroom). The first image coordinate is the along-track position (time), the
+(eq. (19)). The first image coordinate is the along-track position (time), the
 second the position on the linear sensor.
 """
 

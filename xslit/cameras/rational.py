@@ -3,14 +3,14 @@ r"""General rational cameras with a retinal plane (paper section 2.2).
 A rational camera is the composition of an *essential map* :math:`\lambda_L` of a
 :math:`(1, \beta)` line congruence :math:`L` (a point to the unique ray of :math:`L` through
 it) with the linear map :math:`N` of a retinal plane :math:`\pi` with projective frame
-:math:`Y = [y_1, y_2, y_3]` (eq. plane_projection):
+:math:`Y = [y_1, y_2, y_3]` (eq. (2)):
 
 .. math::
 
     N = \begin{bmatrix} (y_2 \vee y_3)^{*T} \\ (y_3 \vee y_1)^{*T} \\ (y_1 \vee y_2)^{*T}
         \end{bmatrix}, \qquad
-    \psi(x) = N\,\lambda_L(x) \;\;\text{(eq. direct)}, \qquad
-    \chi(u) = \lambda_L(Y u) \;\;\text{(eq. inverse)}.
+    \psi(x) = N\,\lambda_L(x) \;\;\text{(eq. (4))}, \qquad
+    \chi(u) = \lambda_L(Y u) \;\;\text{(eq. (5))}.
 
 The coordinates of :math:`\psi` are forms of degree :math:`\beta + 1`.
 """
@@ -36,7 +36,7 @@ __all__ = ["RationalCamera", "plane_projection_matrix"]
 
 
 def plane_projection_matrix(frame) -> np.ndarray:
-    r"""The :math:`3 \times 6` matrix :math:`N` of a retinal frame (eq. plane_projection).
+    r"""The :math:`3 \times 6` matrix :math:`N` of a retinal frame (eq. (2)).
 
     Parameters
     ----------
@@ -76,7 +76,7 @@ def _binary_form(coeffs: np.ndarray, s: np.ndarray, t: np.ndarray) -> np.ndarray
 
 
 class RationalCamera(Camera):
-    r"""A rational camera :math:`\psi = N \circ \lambda_L` (eq. direct).
+    r"""A rational camera :math:`\psi = N \circ \lambda_L` (eq. (4)).
 
     Parameters
     ----------
@@ -123,10 +123,10 @@ class RationalCamera(Camera):
 
     @classmethod
     def two_slit(cls, slit1, slit2, frame) -> RationalCamera:
-        r"""Two slits (:math:`\beta = 1`) with *any* frame (eq. two_slit_geometric).
+        r"""Two slits (:math:`\beta = 1`) with *any* frame (eq. (6)).
 
         :math:`\lambda(x) = (x \vee l_1) \wedge (x \vee l_2)`, and the projection equals
-        eq. two_slit_non_intrinsic, :math:`u_k = x^T P_1^* S_k P_2^* x` (see
+        eq. (7), :math:`u_k = x^T P_1^* S_k P_2^* x` (see
         :attr:`quadratic_forms`).
         """
         from .two_slit import SKEW_TOL
@@ -195,7 +195,7 @@ class RationalCamera(Camera):
 
     @property
     def quadratic_forms(self) -> np.ndarray:
-        r"""For two-slit cameras, :math:`P_1^* S_k P_2^*` of eq. two_slit_non_intrinsic, (3, 4, 4)."""
+        r"""For two-slit cameras, :math:`P_1^* S_k P_2^*` of eq. (7), (3, 4, 4)."""
         if self._spec.get("kind") != "two_slit":
             raise ValueError("quadratic_forms exist only for RationalCamera.two_slit cameras")
         P1 = dual_matrix(np.array(self._spec["slit1"]))

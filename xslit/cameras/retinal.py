@@ -2,7 +2,7 @@ r"""Changing the retinal plane of a two-slit camera (the Lemma of section 3, app
 
 Two skew slits induce a homography between two retinal planes :math:`\pi, \pi'` that meet
 along a transversal :math:`\delta` to the slits: :math:`f(y) = \lambda(y) \wedge \pi'`
-(eq. two_slit_homography). For planes that do not meet along a transversal the change of
+(eq. (10)). For planes that do not meet along a transversal the change of
 image coordinates is quadratic, and no homography exists.
 """
 

@@ -1,4 +1,4 @@
-r"""Two-slit cameras as pairs of :math:`2 \times 4` matrices (paper section 3.1, eq. two_slit_projective).
+r"""Two-slit cameras as pairs of :math:`2 \times 4` matrices (paper section 3.1, eq. (11)).
 
 A point :math:`x \in \mathbb{P}^3` maps to
 
@@ -17,7 +17,7 @@ so pixel ``(u, v) = (A1[0] x / A1[1] x, A2[0] x / A2[1] x)``. The slits are the 
 Cheirality (which half of a ray the camera sees) is carried by the signs of ``A1`` and ``A2``,
 as it is by the sign of a pinhole's :math:`3 \times 4` matrix: a finite point is *in front* when
 ``A1[1] x > 0`` and ``A2[1] x > 0`` (with ``x4 = 1``). All the models of the paper
-(eq. matrices_finite_two_slit, pushbroom_standard) are written with this orientation.
+(eqs. (15) and (18)) are written with this orientation.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def check_two_slit_matrices(A1, A2, name1: str = "A1", name2: str = "A2"):
 
 
 class TwoSlitCamera(Camera):
-    r"""A projective two-slit camera :math:`(A_1, A_2)` (eq. two_slit_projective).
+    r"""A projective two-slit camera :math:`(A_1, A_2)` (eq. (11)).
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ class TwoSlitCamera(Camera):
 
         With the frame :math:`Y = [y_1, y_2, y_3]` where :math:`y_1 = l_2 \wedge \pi` and
         :math:`y_2 = l_1 \wedge \pi` (the *intrinsic* frame of section 3.1), the projection
-        reduces to eq. two_slit_projective with
+        reduces to eq. (11) with
 
         .. math:: p_1 = l_1 \vee y_3,\; p_2 = -(l_1 \vee y_1),\;
                   q_1 = l_2 \vee y_3,\; q_2 = -(l_2 \vee y_2).
@@ -132,7 +132,7 @@ class TwoSlitCamera(Camera):
             Columns :math:`y_1, y_2, y_3` (with their relative scales) spanning the retinal
             plane, :math:`y_1` on ``slit2`` and :math:`y_2` on ``slit1``. For any other frame use
             :meth:`xslit.cameras.RationalCamera.two_slit`, which implements the general
-            eq. two_slit_non_intrinsic.
+            eq. (7).
 
         Examples
         --------

@@ -1,6 +1,6 @@
 r"""Linear estimation of the epipolar tensor from :math:`N \ge 15` correspondences (section 4).
 
-Each correspondence gives one linear equation in the 16 entries of :math:`F` (eq. linF); the
+Each correspondence gives one linear equation in the 16 entries of :math:`F` (eq. (22)); the
 estimate is the right singular vector of least singular value of the design matrix, computed
 on pixels normalised per axis (:math:`x \mapsto s(x - m)` separately for
 :math:`x, y, x', y'`, which keeps the model: it is a :math:`2 \times 2` change of each
@@ -534,7 +534,7 @@ _TAUBIN_TARGET = np.concatenate(_TAUBIN_ROWS)
 
 
 def taubin_matrices(normalized, scales, weights=None) -> tuple[np.ndarray, np.ndarray]:
-    r"""The moment matrices of Taubin's fit of eq. linF: :math:`M = \sum_i w_i d_i d_i^T` and
+    r"""The moment matrices of Taubin's fit of eq. (22): :math:`M = \sum_i w_i d_i d_i^T` and
     :math:`N = \sum_i w_i \sum_k s_k^2\, \partial_k d_i\, \partial_k d_i^T`.
 
     ``d_i`` is the design row of correspondence ``i`` (``d_i^T f`` its residual) and

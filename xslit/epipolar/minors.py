@@ -2,7 +2,7 @@ r"""Camera configurations from an epipolar tensor via principal minors (Theorem 
 
 In the projective frame where the first rows of :math:`A_1, A_2, B_1, B_2` are
 :math:`e_1, \dots, e_4` and their second rows are the rows of a :math:`4 \times 4` matrix
-:math:`C` (eq. vecrep),
+:math:`C` (eq. (24)),
 
 .. math:: F_{ijkl} = (-1)^{|S|} \det C[S, S], \qquad S = \{m : \text{index}_m = 1\}
 
@@ -227,7 +227,7 @@ def _compiled_minors():
 
 
 def cameras_from_matrix(C) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The canonical cameras of eq. vecrep: ``A1 = [e1; c1], A2 = [e2; c2], B1 = [e3; c3],
+    """The canonical cameras of eq. (24): ``A1 = [e1; c1], A2 = [e2; c2], B1 = [e3; c3],
     B2 = [e4; c4]``.
 
     Parameters
@@ -250,7 +250,7 @@ GAUGE_TOLERANCE = 1e-6
 
 
 def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
-    """``C`` of a camera pair in the canonical frame (eq. vecrep), gauge ``c12 = c13 = c14 = 1``.
+    """``C`` of a camera pair in the canonical frame (eq. (24)), gauge ``c12 = c13 = c14 = 1``.
 
     The frame is ``H = inv([A1[0]; A2[0]; B1[0]; B2[0]])``; raises ValueError when those four
     rows are dependent or nearly so (:data:`FRAME_CONDITION`; the canonical frame does not
@@ -270,7 +270,7 @@ def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
     if not cond < FRAME_CONDITION:
         raise ValueError(f"A1, A2, B1 and B2 must have independent first rows, got nearly "
                          f"dependent ones (condition number {cond:.3g}: the canonical frame of "
-                         "eq. vecrep does not exist, or loses the tensor's digits)")
+                         "eq. (24) does not exist, or loses the tensor's digits)")
     Hinv = np.linalg.inv(rows)
     C = np.stack([A1[1], A2[1], B1[1], B2[1]]) @ Hinv
     # Gauges with c1j near zero scale C's entries by 1 / c1j and its minors by up to the
@@ -278,7 +278,7 @@ def matrix_from_cameras(A1, A2, B1, B2) -> np.ndarray:
     first = np.abs(C[0, 1:])
     if first.min() <= GAUGE_TOLERANCE * np.abs(C).max():
         raise ValueError(f"A1, A2, B1 and B2 must give c12, c13, c14 != 0 in the canonical "
-                         f"frame of eq. vecrep, got {C[0, 1:].tolist()} for entries up to "
+                         f"frame of eq. (24), got {C[0, 1:].tolist()} for entries up to "
                          f"{np.abs(C).max():.3g} (the gauge c12 = c13 = c14 = 1 does not exist "
                          "or loses the tensor's digits)")
     return normalize_matrix_gauge(C)
@@ -502,7 +502,7 @@ def recover_configurations(F):
 
     Examples
     --------
-    The appendix example (eq. example_canonical_s):
+    The appendix example (eq. (51)):
 
     >>> from xslit.epipolar.tensor import epipolar_tensor
     >>> F = epipolar_tensor([[-1, 7, 4, 0], [8, -1, 13, 4]], [[11, 6, -2, 4], [8, -1, 13, -5]],

@@ -2,13 +2,13 @@ r"""The :math:`2 \times 2 \times 2 \times 2` epipolar tensor of two two-slit cam
 
 Convention: ``F[i, j, k, l]`` with 0-based indices is the paper's
 :math:`f_{(i+1)(j+1)(k+1)(l+1)}`, and matching pixels :math:`(x, y) \leftrightarrow (x', y')`
-satisfy (eq. linF)
+satisfy (eq. (22))
 
 .. math::
 
     \sum_{ijkl} F_{ijkl}\, [x, 1]_i\, [y, 1]_j\, [x', 1]_k\, [y', 1]_l = 0 .
 
-Its entries are (eq. entries_epipolar_tensor, 0-based rows)
+Its entries are (eq. (23), 0-based rows)
 
 .. math::
 
@@ -49,7 +49,7 @@ INDEX = np.array(list(itertools.product((0, 1), repeat=4)))
 
 
 def epipolar_tensor(A1, A2, B1, B2) -> np.ndarray:
-    """Epipolar tensor of cameras ``(A1, A2)`` and ``(B1, B2)`` (eq. entries_epipolar_tensor).
+    """Epipolar tensor of cameras ``(A1, A2)`` and ``(B1, B2)`` (eq. (23)).
 
     Parameters
     ----------
@@ -62,7 +62,7 @@ def epipolar_tensor(A1, A2, B1, B2) -> np.ndarray:
 
     Examples
     --------
-    The appendix example (eq. example_tensor_s):
+    The appendix example (eq. (50)):
 
     >>> A1 = [[-1, 7, 4, 0], [8, -1, 13, 4]]; A2 = [[11, 6, -2, 4], [8, -1, 13, -5]]
     >>> B1 = [[14, 9, -3, 8], [0, 0, 0, 1]]; B2 = [[-3, 8, 10, 3], [6, 13, 5, 13]]
@@ -101,7 +101,7 @@ def _kron_rows(p, q, r, s) -> np.ndarray:
 
 
 def design_matrix(points1, points2) -> np.ndarray:
-    """Rows ``kron([x,1], [y,1], [x',1], [y',1])``: ``design @ F.ravel()`` is eq. linF, (N, 16).
+    """Rows ``kron([x,1], [y,1], [x',1], [y',1])``: ``design @ F.ravel()`` is eq. (22), (N, 16).
 
     Parameters
     ----------
@@ -111,7 +111,7 @@ def design_matrix(points1, points2) -> np.ndarray:
 
 
 def evaluate_tensor(F, points1, points2) -> np.ndarray:
-    """Algebraic residual of eq. linF for each correspondence; ``F`` may be batched ``(B, 2,2,2,2)``.
+    """Algebraic residual of eq. (22) for each correspondence; ``F`` may be batched ``(B, 2,2,2,2)``.
 
     Returns
     -------
@@ -138,7 +138,7 @@ def tensor_gradient(F, points1, points2):
 
 
 def sampson_distance(F, points1, points2) -> np.ndarray:
-    r"""First-order geometric distance (Sampson) of correspondences to eq. linF, in pixels.
+    r"""First-order geometric distance (Sampson) of correspondences to eq. (22), in pixels.
 
     .. math:: d = \frac{|e|}{\|\nabla e\|}, \qquad
               \nabla e = \Big(\frac{\partial e}{\partial x}, \frac{\partial e}{\partial y},
@@ -240,7 +240,7 @@ def sampson_operator(points1, points2) -> np.ndarray:
     Returns
     -------
     G : (5, N, 16) ndarray
-        ``G[0] @ F.ravel()`` is the residual of eq. linF and ``G[1:] @ F.ravel()`` its
+        ``G[0] @ F.ravel()`` is the residual of eq. (22) and ``G[1:] @ F.ravel()`` its
         derivatives with respect to ``x, y, x', y'``: scoring M tensors is one matrix product.
     """
     p1, p2 = np.asarray(points1, dtype=float), np.asarray(points2, dtype=float)

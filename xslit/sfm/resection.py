@@ -6,7 +6,7 @@ Levenberg-Marquardt from :mod:`xslit.sfm.lm`):
 **Pose with known intrinsics** (a generalized absolute pose problem). In the frame of the
 camera composed at the identity pose, pixel ``(u, v)`` is the ray where the planes
 :math:`\pi_1 = A_1^0[0] - u A_1^0[1]` and :math:`\pi_2 = A_2^0[0] - v A_2^0[1]` meet
-(the viewing ray of the Conventions, eq. two_slit_projective). With each plane scaled to a unit
+(the viewing ray of the Conventions, eq. (11)). With each plane scaled to a unit
 normal, :math:`\pi_k = (n_k, w_k)`, a world point :math:`X` lies on the ray of its pixel when
 
 .. math:: n_k^\top (R X + t) + w_k = 0, \qquad k = 1, 2,
@@ -45,7 +45,7 @@ entries of :math:`A_1`,
 
 and likewise one for :math:`A_2` with :math:`v`: 7 points determine both matrices
 (7 + 7 = 14 degrees of freedom). A pushbroom camera has :math:`A_1 = [m_1^\top\; t_1; 0\; 1]`
-(eq. pushbroom_standard): :math:`u` is affine in :math:`X` (linear least squares, 4
+(eq. (18)): :math:`u` is affine in :math:`X` (linear least squares, 4
 unknowns) and :math:`A_2` is as for two slits (11 degrees of freedom). Points are centred and
 scaled, pixels normalised per axis, before the linear solve (Hartley's normalisation). The
 reprojection error separates into one problem per matrix (``u`` depends only on ``A1``),

@@ -2,7 +2,7 @@ r"""Two-view reconstruction: maximum-likelihood refinement and metric relative p
 
 Projective (section 4, "Structure from motion"): the two configurations recovered from the
 principal minors of :math:`F` are refined by minimising the reprojection error over the 13
-degrees of freedom of the pair (the matrix :math:`C` of eq. vecrep in the gauge
+degrees of freedom of the pair (the matrix :math:`C` of eq. (24) in the gauge
 :math:`c_{12} = c_{13} = c_{14} = 1`) and the 3D points (homogeneous, with a local
 3-parameter update), with an analytic sparse Jacobian. The refined tensor is computed from the
 refined cameras, so it lies exactly on the variety of epipolar tensors.
@@ -102,7 +102,7 @@ def refine_projective_pair(C0, points1, points2, X0=None, *, axis_scales=None,
     Parameters
     ----------
     C0 : (4, 4) array_like
-        Initial configuration (eq. vecrep); any diagonal gauge.
+        Initial configuration (eq. (24)); any diagonal gauge.
     points1, points2 : (N, 2) ndarray
         Inlier correspondences.
     X0 : (N, 4) ndarray, optional
@@ -492,7 +492,7 @@ class ProjectivePairs:
     :func:`projective_pairs_from_tensor`)."""
 
     configurations: list  # two tuples (A1, A2, B1, B2), in pixels
-    normalized: list  # the same in normalised coordinates (canonical form of eq. vecrep)
+    normalized: list  # the same in normalised coordinates (canonical form of eq. (24))
     transforms: list  # four (2, 2): [x_n, 1] = T [x, 1] for x, y, x', y'
     F: np.ndarray  # refined tensor (unit norm), exactly that of both configurations
     rms: float  # reprojection RMS of the refinement (nan without refinement)
@@ -505,7 +505,7 @@ def projective_pairs_from_tensor(F, points1, points2, refine: bool = True) -> Pr
     The principal-minor recovery and the refinement run on pixels normalised per axis
     (normalising an axis is a 2x2 change of the rows of its matrix A, which keeps the model),
     where the entries of ``C`` are well scaled; the cameras are then mapped back to pixels, ``A = T^{-1} A_n``, where ``A_n`` has
-    the canonical form of eq. vecrep (first rows e1..e4, second rows those of C).
+    the canonical form of eq. (24) (first rows e1..e4, second rows those of C).
 
     Parameters
     ----------
