@@ -2,7 +2,14 @@
 
 import numpy as np
 import pytest
-from tolerances import EXACT, RAY_RTOL
+from tolerances import (
+    COINCIDENCE_FRACTION,
+    EXACT,
+    KLEIN_DETERMINANT_RTOL,
+    RAY_RTOL,
+    ROUNDING_RTOL,
+    ULP_RTOL,
+)
 
 from xslit.geometry import (
     dual_line,
@@ -82,7 +89,7 @@ def test_line_does_not_depend_on_the_points_chosen(rng):
     a, b, c, d = rng.normal(size=(4, N, 1))
     l1 = line_from_points(x, y)
     l2 = line_from_points(a * x + b * y, c * x + d * y)  # scale det(a d - b c)
-    np.testing.assert_allclose(l2, (a * d - b * c) * l1, rtol=0, atol=1e-12 * np.abs(l2).max())
+    np.testing.assert_allclose(l2, (a * d - b * c) * l1, rtol=0, atol=EXACT * np.abs(l2).max())
 
 
 def test_line_of_coincident_points_is_zero():
@@ -144,7 +151,7 @@ def test_meet_line_plane_is_the_point_where_line_meets_plane(rng):
     assert (np.abs(np.sum(p * w, axis=-1)) / _rel(p) / _rel(w)).max() < RAY_RTOL
     # ... and on the line: p = (w.y) x - (w.x) y by the definition L = x y^T - y x^T.
     expected = np.sum(w * y, -1, keepdims=True) * x - np.sum(w * x, -1, keepdims=True) * y
-    np.testing.assert_allclose(p, expected, atol=1e-12 * np.abs(expected).max())
+    np.testing.assert_allclose(p, expected, atol=EXACT * np.abs(expected).max())
 
 
 def test_meet_with_a_plane_containing_the_line_is_zero(rng):
@@ -177,7 +184,7 @@ def test_random_six_vectors_are_not_lines(rng):
     v = rng.normal(size=(N, 6))
     off = np.abs(klein_product(v, v)) / np.sum(v * v, axis=-1)
     assert np.array_equal(is_on_klein_quadric(v), off <= 1e-9)
-    assert np.mean(is_on_klein_quadric(v)) < 0.01
+    assert np.mean(is_on_klein_quadric(v)) < COINCIDENCE_FRACTION
 
 
 def test_klein_product_is_the_determinant_of_the_four_points(rng):
@@ -186,7 +193,7 @@ def test_klein_product_is_the_determinant_of_the_four_points(rng):
     k = klein_product(line_from_points(x, y), line_from_points(xp, yp))
     det = np.linalg.det(np.stack([x, y, xp, yp], axis=-1))
     sign = np.sign(k[0] * det[0])
-    np.testing.assert_allclose(k, sign * det, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(k, sign * det, rtol=KLEIN_DETERMINANT_RTOL, atol=EXACT)
 
 
 def test_incidence_of_two_lines(rng):
@@ -197,7 +204,7 @@ def test_incidence_of_two_lines(rng):
     assert np.all(lines_intersect(l, meeting))
     assert np.all(lines_intersect(meeting, l))
     assert (np.abs(klein_product(l, meeting)) / _rel(l) / _rel(meeting)).max() < RAY_RTOL
-    assert np.mean(lines_intersect(l, skew_)) < 0.01
+    assert np.mean(lines_intersect(l, skew_)) < COINCIDENCE_FRACTION
     # Coplanar lines through a common point at infinity (parallel lines) also meet.
     P = np.array([[0.0, 0, 0, 1], [1, 0, 0, 1], [0, 1, 0, 1], [1, 1, 0, 1]])
     assert lines_intersect(line_from_points(P[0], P[1]), line_from_points(P[2], P[3]))
@@ -208,8 +215,8 @@ def test_incidence_of_two_lines(rng):
 def test_normalize_lines(rng):
     l = rng.normal(size=(N, 6)) * rng.uniform(1e-3, 1e3, size=(N, 1))
     n = normalize_lines(l)
-    np.testing.assert_allclose(np.linalg.norm(n, axis=-1), 1.0, rtol=1e-14)
-    assert_allclose_up_to_scale(n, l, 1e-14, axis=-1, positive=True)
+    np.testing.assert_allclose(np.linalg.norm(n, axis=-1), 1.0, rtol=ROUNDING_RTOL)
+    assert_allclose_up_to_scale(n, l, ROUNDING_RTOL, axis=-1, positive=True)
 
 
 # -- origin and direction -------------------------------------------------------------------
@@ -219,18 +226,18 @@ def test_origin_direction_from_line(rng):
     X, Y = rng.normal(size=(2, N, 3)) * 5
     l = line_from_points(homogeneous_from_euclidean(X), homogeneous_from_euclidean(Y))
     o, d = origin_direction_from_line(l)
-    np.testing.assert_allclose(np.linalg.norm(d, axis=-1), 1.0, rtol=1e-14)
+    np.testing.assert_allclose(np.linalg.norm(d, axis=-1), 1.0, rtol=ROUNDING_RTOL)
     # Direction from X to Y.
     dXY = (Y - X) / np.linalg.norm(Y - X, axis=-1, keepdims=True)
-    np.testing.assert_allclose(d, dXY, atol=1e-12)
+    np.testing.assert_allclose(d, dXY, atol=EXACT)
     # Origin on the line, and closest to the world origin (orthogonal to the direction).
     off = np.cross(o - X, d)
-    assert (np.linalg.norm(off, axis=-1) / np.maximum(1, np.linalg.norm(X, axis=-1))).max() < 1e-12
-    assert np.abs(np.sum(o * d, axis=-1)).max() < 1e-12 * np.abs(o).max()
+    assert (np.linalg.norm(off, axis=-1) / np.maximum(1, np.linalg.norm(X, axis=-1))).max() < EXACT
+    assert np.abs(np.sum(o * d, axis=-1)).max() < EXACT * np.abs(o).max()
     # Scale-invariant: -3 l is the same line with the opposite direction.
     o2, d2 = origin_direction_from_line(-3 * l)
-    np.testing.assert_allclose(o2, o, atol=1e-12 * np.abs(o).max())
-    np.testing.assert_allclose(d2, -d, atol=1e-14)
+    np.testing.assert_allclose(o2, o, atol=EXACT * np.abs(o).max())
+    np.testing.assert_allclose(d2, -d, atol=ROUNDING_RTOL)
 
 
 def test_line_from_origin_direction_round_trip(rng):
@@ -241,8 +248,8 @@ def test_line_from_origin_direction_round_trip(rng):
     X2 = homogeneous_from_euclidean(o + 2.5 * d)
     assert_allclose_up_to_scale(l, line_from_points(X1, X2), RAY_RTOL, axis=-1, positive=True)
     o2, d2 = origin_direction_from_line(l)
-    assert (np.linalg.norm(np.cross(o2 - o, d), axis=-1)).max() < 1e-12 * np.abs(o).max() * 10
-    assert_allclose_up_to_scale(d2, d, 1e-14, axis=-1, positive=True)
+    assert (np.linalg.norm(np.cross(o2 - o, d), axis=-1)).max() < EXACT * np.abs(o).max() * 10
+    assert_allclose_up_to_scale(d2, d, ROUNDING_RTOL, axis=-1, positive=True)
 
 
 def test_line_at_infinity_has_no_origin():
@@ -262,7 +269,7 @@ def test_homogeneous_conversions(rng):
     X = rng.normal(size=(N, 3))
     Xh = homogeneous_from_euclidean(X)
     np.testing.assert_array_equal(Xh[:, 3], 1.0)
-    np.testing.assert_allclose(euclidean_from_homogeneous(Xh * 3.0), X, rtol=1e-15)
+    np.testing.assert_allclose(euclidean_from_homogeneous(Xh * 3.0), X, rtol=ULP_RTOL)
     with np.errstate(all="raise"):  # points at infinity: silent inf/NaN, no FloatingPointError
         out = euclidean_from_homogeneous(np.array([[1.0, 0, 0, 0], [0, 0, 0, 0]]))
     assert np.isinf(out[0, 0]) and np.all(np.isnan(out[1]))
@@ -272,16 +279,16 @@ def test_null_space(rng):
     A = rng.normal(size=(N, 2, 4))
     ns = null_space(A, rank=2)
     assert ns.shape == (N, 2, 4)
-    assert np.abs(A @ np.swapaxes(ns, -1, -2)).max() < 1e-12
+    assert np.abs(A @ np.swapaxes(ns, -1, -2)).max() < EXACT
     np.testing.assert_allclose(ns @ np.swapaxes(ns, -1, -2), np.broadcast_to(np.eye(2),
-                                                                           (N, 2, 2)), atol=1e-12)
+                                                                           (N, 2, 2)), atol=EXACT)
     one = null_space(A[:, :1, :3] * 0 + rng.normal(size=(N, 2, 3)))  # (N, 2, 3): rank 2
     assert one.shape == (N, 1, 3)
 
 
 def test_skew_is_the_cross_product(rng):
     a, b = rng.normal(size=(2, N, 3))
-    np.testing.assert_allclose(np.einsum("nij,nj->ni", skew(a), b), np.cross(a, b), atol=1e-14)
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", skew(a), b), np.cross(a, b), atol=ROUNDING_RTOL)
 
 
 def test_rodrigues_matches_cv2(rng):
@@ -289,28 +296,28 @@ def test_rodrigues_matches_cv2(rng):
     rv = rng.normal(size=(200, 3)) * rng.choice([1e-10, 1e-5, 1.0, 3.0], size=(200, 1))
     R = matrix_from_rvec(rv)
     for r, Rk in zip(rv, R, strict=True):
-        np.testing.assert_allclose(Rk, cv2.Rodrigues(r)[0], atol=1e-12)
+        np.testing.assert_allclose(Rk, cv2.Rodrigues(r)[0], atol=EXACT)
     np.testing.assert_allclose(R @ np.swapaxes(R, -1, -2), np.broadcast_to(np.eye(3), R.shape),
-                               atol=1e-14)
-    np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=1e-14)
+                               atol=ROUNDING_RTOL)
+    np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=ROUNDING_RTOL)
 
 
 def test_rvec_round_trip(rng):
     rv = rng.normal(size=(N, 3))
     rv *= rng.uniform(0, 3.0, size=(N, 1)) / np.linalg.norm(rv, axis=1, keepdims=True)
-    np.testing.assert_allclose(rvec_from_matrix(matrix_from_rvec(rv)), rv, atol=1e-12)
+    np.testing.assert_allclose(rvec_from_matrix(matrix_from_rvec(rv)), rv, atol=EXACT)
 
 
 def test_projective_distance_helper():
     # The helper itself must be able to fail (tests/ rely on it).
     a = np.array([1.0, 2.0, 3.0])
-    assert projective_distance(a, -7 * a) < 1e-15
+    assert projective_distance(a, -7 * a) < ULP_RTOL
     assert projective_distance(a, -7 * a, positive=True) >= 1
-    assert abs(projective_distance([1.0, 0], [0.0, 1]) - 1) < 1e-15
+    assert abs(projective_distance([1.0, 0], [0.0, 1]) - 1) < ULP_RTOL
     assert projective_distance(np.zeros(3), a) == 1
     assert np.isnan(projective_distance([np.nan, 1.0], [1.0, 1.0]))
     batch = projective_distance(np.stack([a, a]), np.stack([2 * a, a[::-1]]), axis=-1)
-    assert batch.shape == (2,) and batch[0] < 1e-15 and batch[1] > 0.1
+    assert batch.shape == (2,) and batch[0] < ULP_RTOL and batch[1] > 0.1
     with pytest.raises(AssertionError, match="1 of 2 objects"):
         assert_allclose_up_to_scale(np.stack([a, a]), np.stack([2 * a, a[::-1]]), axis=-1)
     with pytest.raises(AssertionError, match="negative"):
