@@ -11,7 +11,10 @@ from tolerances import (
     JACOBIAN_RTOL,
     N_CAMERAS,
     PIXEL_RTOL,
+    POSE_RTOL,
     ROUNDTRIP_RTOL,
+    SMOOTH_THROUGH_ZERO_YAW,
+    ULP_RTOL,
 )
 
 import xslit
@@ -84,8 +87,8 @@ def test_appendix_parallel_camera_decomposition():
     # eq. (16) rebuilds the matrices (up to the common 1/|m3|).
     A1 = dec.K1 @ np.array([[*dec.r1, dec.t[0]], [*dec.r3, dec.t[2]]])
     A2 = dec.K2 @ np.array([[*dec.r2, dec.t[1]], [*dec.r3, dec.t[3]]])
-    np.testing.assert_allclose(A1 * s, A1_APP, atol=1e-12)
-    np.testing.assert_allclose(A2 * s, A2_APP, atol=1e-12)
+    np.testing.assert_allclose(A1 * s, A1_APP, atol=EXACT)
+    np.testing.assert_allclose(A2 * s, A2_APP, atol=EXACT)
     # And composition from intrinsics and the cv2 pose gives the camera back.
     _assert_same_camera(cam, xslit.composeTwoSlitProjection(dec.intrinsics, dec.rvec, dec.tvec))
 
@@ -142,10 +145,10 @@ def test_pushbroom_from_gupta_hartley_matrix():
     intr = xslit.PushbroomIntrinsics.from_parameters(v=0.02, f=900.0, u=310.0, yaw=0.3)
     cam = xslit.composePushbroomProjection(intr, [0.1, -0.2, 0.3], [0.5, 0.1, 6.0])
     m1, m3 = cam.matrix[0, :3], cam.matrix[2, :3]
-    assert abs(m1 @ m3) < 1e-9 * np.linalg.norm(m1) * np.linalg.norm(m3)
+    assert abs(m1 @ m3) < INTRINSICS_RTOL * np.linalg.norm(m1) * np.linalg.norm(m3)
     dec = xslit.decomposePushbroomProjection(cam.matrix)  # a (3, 4) array is accepted
     np.testing.assert_allclose([dec.v, dec.f, dec.u, dec.intrinsics.yaw, dec.intrinsics.tilt],
-                               [0.02, 900.0, 310.0, 0.3, 0.0], rtol=1e-12, atol=EXACT)
+                               [0.02, 900.0, 310.0, 0.3, 0.0], rtol=EXACT, atol=EXACT)
 
 
 def _along_track_instrument(tilt_deg, yaw_deg, roll_deg=0.0):
@@ -190,12 +193,12 @@ def test_along_track_instruments_decompose_finitely(tilt, yaw, roll):
     values = np.concatenate([dec.K1.ravel(), dec.K2.ravel(), dec.velocity, dec.t, dec.rvec])
     assert np.isfinite(values).all()
     assert dec.v > 0
-    np.testing.assert_allclose(dec.velocity, Vc, rtol=0, atol=1e-9 * np.linalg.norm(Vc))
-    np.testing.assert_allclose([dec.f, dec.u], [f, u0], rtol=1e-9)
-    np.testing.assert_allclose(matrix_from_rvec(dec.rvec), R, atol=1e-9)
-    np.testing.assert_allclose(dec.tvec, t, rtol=0, atol=1e-9 * np.linalg.norm(t))
+    np.testing.assert_allclose(dec.velocity, Vc, rtol=0, atol=INTRINSICS_RTOL * np.linalg.norm(Vc))
+    np.testing.assert_allclose([dec.f, dec.u], [f, u0], rtol=INTRINSICS_RTOL)
+    np.testing.assert_allclose(matrix_from_rvec(dec.rvec), R, atol=POSE_RTOL)
+    np.testing.assert_allclose(dec.tvec, t, rtol=0, atol=POSE_RTOL * np.linalg.norm(t))
     if yaw == 0:  # then the tilt of the view is exactly the intrinsics' tilt
-        assert abs(np.degrees(dec.intrinsics.tilt) - tilt) < 1e-9
+        assert abs(np.degrees(dec.intrinsics.tilt) - tilt) < INTRINSICS_RTOL
     again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
     np.testing.assert_allclose(again.matrix, P, rtol=0, atol=ROUNDTRIP_RTOL * np.abs(P).max())
 
@@ -207,12 +210,12 @@ def test_pushbroom_decomposition_is_continuous_through_zero_yaw():
     decs = [xslit.decomposePushbroomProjection(_along_track_instrument(18.0, y)[0]) for y in yaws]
     vy = np.array([d.velocity[1] for d in decs])
     expected = [_along_track_instrument(18.0, y)[1][0][1] for y in yaws]
-    np.testing.assert_allclose(vy, expected, rtol=0, atol=1e-12)
-    # Smooth through zero yaw: the second differences are 1e-6 of the first (sin is nearly
-    # linear there).
-    assert np.abs(np.diff(vy, 2)).max() < 1e-6 * np.abs(np.diff(vy)).max()
-    assert np.abs(vy[10]) < 1e-12
-    assert np.ptp([d.f for d in decs]) < 1e-6 * decs[0].f
+    np.testing.assert_allclose(vy, expected, rtol=0, atol=EXACT)
+    # Smooth through zero yaw: the second differences are a small fraction of the first (sin
+    # is nearly linear there).
+    assert np.abs(np.diff(vy, 2)).max() < SMOOTH_THROUGH_ZERO_YAW * np.abs(np.diff(vy)).max()
+    assert np.abs(vy[10]) < EXACT
+    assert np.ptp([d.f for d in decs]) < SMOOTH_THROUGH_ZERO_YAW * decs[0].f
 
 
 @pytest.mark.parametrize("P", [
@@ -255,15 +258,15 @@ def test_two_slit_decomposition_round_trip(parallel, rng):
         dec = xslit.decomposeTwoSlitProjection(cam)
         _assert_intrinsics_equal(intr, dec.intrinsics)
         assert dec.intrinsics.is_parallel == parallel
-        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=1e-9)
-        np.testing.assert_allclose(dec.tvec, tvec, atol=1e-9 * np.abs(tvec).max())
+        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=POSE_RTOL)
+        np.testing.assert_allclose(dec.tvec, tvec, atol=POSE_RTOL * np.abs(tvec).max())
         _assert_same_camera(cam, xslit.composeTwoSlitProjection(dec.intrinsics, dec.rvec,
                                                                  dec.tvec))
         # r1, r2, r3 unit, r3 orthogonal to both, theta their angle.
         R = np.stack([dec.r1, dec.r2, dec.r3])
-        np.testing.assert_allclose(np.linalg.norm(R, axis=1), 1.0, rtol=1e-12)
-        assert abs(dec.r1 @ dec.r3) < 1e-12 and abs(dec.r2 @ dec.r3) < 1e-12
-        assert abs(np.cos(dec.theta) - dec.r1 @ dec.r2) < 1e-12
+        np.testing.assert_allclose(np.linalg.norm(R, axis=1), 1.0, rtol=EXACT)
+        assert abs(dec.r1 @ dec.r3) < EXACT and abs(dec.r2 @ dec.r3) < EXACT
+        assert abs(np.cos(dec.theta) - dec.r1 @ dec.r2) < EXACT
 
 
 @pytest.mark.parametrize("orthogonal", [True, False], ids=["orthogonal", "general"])
@@ -275,14 +278,14 @@ def test_pushbroom_decomposition_round_trip(orthogonal, rng):
         dec = xslit.decomposePushbroomProjection(cam)
         _assert_intrinsics_equal(intr, dec.intrinsics)
         # Motion orthogonal to the optical axis: m1 orthogonal to m3, no velocity along z.
-        assert (abs(dec.velocity[2]) < 1e-12 * abs(dec.v)) == orthogonal
+        assert (abs(dec.velocity[2]) < EXACT * abs(dec.v)) == orthogonal
         assert dec.f > 0 and np.linalg.det(matrix_from_rvec(dec.rvec)) > 0
-        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=1e-9)
-        np.testing.assert_allclose(dec.tvec, tvec, atol=1e-9 * np.abs(tvec).max())
+        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=POSE_RTOL)
+        np.testing.assert_allclose(dec.tvec, tvec, atol=POSE_RTOL * np.abs(tvec).max())
         again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
         assert isinstance(again, xslit.PushbroomCamera)
         _assert_same_camera(cam, again)
-        np.testing.assert_allclose(again.A1, cam.A1, atol=1e-9 * np.abs(cam.A1).max())
+        np.testing.assert_allclose(again.A1, cam.A1, atol=ROUNDTRIP_RTOL * np.abs(cam.A1).max())
 
 
 def test_pushbroom_round_trip_for_any_direction_of_motion(rng):
@@ -301,10 +304,10 @@ def test_pushbroom_round_trip_for_any_direction_of_motion(rng):
         cam = xslit.composePushbroomProjection(intr, rvec, tvec)
         dec = xslit.decomposePushbroomProjection(cam)
         assert np.isfinite(np.concatenate([dec.velocity, dec.K2.ravel(), dec.t])).all()
-        _assert_intrinsics_equal(intr, dec.intrinsics, rtol=1e-9)
-        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=1e-9)
+        _assert_intrinsics_equal(intr, dec.intrinsics, rtol=INTRINSICS_RTOL)
+        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=POSE_RTOL)
         again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
-        _assert_same_camera(cam, again, rtol=1e-9)
+        _assert_same_camera(cam, again, rtol=ROUNDTRIP_RTOL)
 
 
 @pytest.mark.parametrize("kind", ["parallel", "non_parallel", "pushbroom"])
@@ -327,7 +330,7 @@ def test_intrinsics_are_invariant_under_euclidean_motions(kind, rng):
         _assert_intrinsics_equal(before.intrinsics, after.intrinsics)
         # The pose moves with H: camera coordinates R X + t are preserved.
         R0, R1 = matrix_from_rvec(before.rvec), matrix_from_rvec(after.rvec)
-        np.testing.assert_allclose(R1 @ H[:3, :3], R0, atol=1e-9)
+        np.testing.assert_allclose(R1 @ H[:3, :3], R0, atol=POSE_RTOL)
 
 
 def test_similarity_scales_d_only(rng):
@@ -417,8 +420,8 @@ def test_project_points_u_matches_cv2_pinhole(rng):
     K = np.array([[750.0, 0, 310], [0, 840.0, 250], [0, 0, 1]])
     cv_u, _ = cv2.projectPoints(X, rvec, tvec, K, None)
     cv_v, _ = cv2.projectPoints(X, rvec, tvec + np.array([0, 0, 0.7]), K, None)
-    np.testing.assert_allclose(img[:, 0, 0], cv_u[:, 0, 0], rtol=1e-12)
-    np.testing.assert_allclose(img[:, 0, 1], cv_v[:, 0, 1], rtol=1e-12)
+    np.testing.assert_allclose(img[:, 0, 0], cv_u[:, 0, 0], rtol=EXACT)
+    np.testing.assert_allclose(img[:, 0, 1], cv_v[:, 0, 1], rtol=EXACT)
 
 
 def _params(kind, intr):
@@ -526,7 +529,7 @@ def test_projective_distance_sees_scale_and_sign_of_matrices(rng):
     # the same oriented camera.
     cam = synthetic.random_two_slit_camera(rng)
     flipped = xslit.TwoSlitCamera(cam.A1, -cam.A2)
-    assert projective_distance(flipped.A2, cam.A2) < 1e-15
+    assert projective_distance(flipped.A2, cam.A2) < ULP_RTOL
     with pytest.raises(AssertionError):
         _assert_same_camera(cam, flipped)
 
@@ -536,5 +539,5 @@ def test_decomposition_is_unique_up_to_the_matrix_scales(rng):
     a = xslit.decomposeTwoSlitProjection(cam)
     b = xslit.decomposeTwoSlitProjection(xslit.TwoSlitCamera(3.0 * cam.A1, 0.25 * cam.A2))
     _assert_intrinsics_equal(a.intrinsics, b.intrinsics)
-    np.testing.assert_allclose(b.rvec, a.rvec, atol=1e-12)
-    np.testing.assert_allclose(rvec_from_matrix(matrix_from_rvec(b.rvec)), a.rvec, atol=1e-12)
+    np.testing.assert_allclose(b.rvec, a.rvec, atol=EXACT)
+    np.testing.assert_allclose(rvec_from_matrix(matrix_from_rvec(b.rvec)), a.rvec, atol=EXACT)

@@ -34,9 +34,20 @@ RAY_RTOL = 1e-9
 #: Cameras or matrices equal up to scale after a decomposition / composition round trip.
 ROUNDTRIP_RTOL = 1e-9
 
-#: Intrinsics (K entries relative to their size, theta in rad, d relative) after a round trip
-#: or a Euclidean motion.
+#: Intrinsics (K entries, velocity, f, u relative to their size, the angles theta in radians and
+#: a pushbroom's tilt in degrees absolute, d relative) after a round trip or a Euclidean
+#: motion.
 INTRINSICS_RTOL = 1e-9
+
+#: Pose after a decomposition round trip or a Euclidean motion: entries of the rotation matrix
+#: (absolute; they are at most 1) and the translation relative to its size.
+POSE_RTOL = 1e-9
+
+#: Pushbroom intrinsics over sensor yaws of -0.1 to 0.1 degree in steps of 0.01: second
+#: differences of the velocity relative to its first differences (2.7e-7 measured: the
+#: curvature of sin over those steps) and the spread of f relative to f (5e-16 measured); a
+#: change of the decomposition's branch at zero yaw would be of order one.
+SMOOTH_THROUGH_ZERO_YAW = 1e-6
 
 #: Two computations of the same projection by different formulas (psi = N lambda against the
 #: linear two-slit model, quadratic forms, retinal-plane changes).
