@@ -53,6 +53,22 @@ SMOOTH_THROUGH_ZERO_YAW = 1e-6
 #: linear two-slit model, quadratic forms, retinal-plane changes).
 PROJECTION_RTOL = 1e-9
 
+#: A pushbroom camera's projection against eqs. (18)-(19) written out, and against the same
+#: matrices as a two-slit camera (relative per coordinate): a few operations, but a coordinate
+#: near zero loses digits (the appendix's camera B: up to 1.1e-10 over 2,000 random streams of
+#: 100 points; the tests' own streams stay within this bound).
+PUSHBROOM_FORM_RTOL = 1e-13
+
+#: A residual counted as nonzero (relative to the sizes of its factors): generic random data
+#: are off an incidence or a rank deficiency by order one, and this is six orders of magnitude
+#: above rounding (EXACT), so that a check against it fails when the two coincide.
+NONZERO_RTOL = 1e-6
+
+#: Fraction of random cameras of a separable kind (two-slit, pushbroom, pinhole) whose ray grid
+#: is built from separable terms rather than from ``rays`` (1.0 measured on 200 cameras of each
+#: kind).
+GRID_SEPARABLE_FRACTION = 0.9
+
 #: The Lemma's homography (closed form of its proof) against the two rational projections.
 HOMOGRAPHY_RTOL = 1e-9
 
