@@ -321,7 +321,8 @@ def test_slits_are_the_null_spaces(rng):
         A1, A2 = rng.normal(size=(2, 2, 4))
         cam = xslit.TwoSlitCamera(A1, A2)
         l1, l2 = cam.slits
-        np.testing.assert_allclose([np.linalg.norm(l1), np.linalg.norm(l2)], 1.0, rtol=ROUNDING_RTOL)
+        np.testing.assert_allclose([np.linalg.norm(l1), np.linalg.norm(l2)], 1.0,
+                                   rtol=ROUNDING_RTOL)
         # Points of each slit (L w for planes w) are killed by its matrix and not by the other.
         W = rng.normal(size=(5, 4))
         p1 = W @ primal_matrix(l1).T

@@ -34,7 +34,7 @@ def test_curve_passes_through_the_true_match(kind, which, tol):
                                                                          s["points1"])
         curves = computeCorrespondEpilines(source, which, F)
         assert curves.shape == (len(source), 4) and curves.dtype == np.float64
-        np.testing.assert_allclose(np.linalg.norm(curves, axis=1), 1.0, rtol=1e-12)
+        np.testing.assert_allclose(np.linalg.norm(curves, axis=1), 1.0, rtol=tol.EXACT)
         assert curve_distance(curves, target).max() < tol.EPILINE_EXACT_PX
 
 
@@ -57,11 +57,11 @@ def test_hyperbola_form_and_asymptotes(tol):
     a, b, c, d = curves.T
     x, y = s["points2"].T
     lhs = (a * x + c) * (a * y + b)
-    np.testing.assert_allclose(lhs, b * c - a * d, atol=1e-12)
+    np.testing.assert_allclose(lhs, b * c - a * d, atol=tol.EXACT)
     assert np.all(a != 0)
 
 
-def test_curve_matches_the_tensor_residual():
+def test_curve_matches_the_tensor_residual(tol):
     # The curve is the tensor contracted with the point: a x'y' + b x' + c y' + d is
     # evaluate_tensor(F, p, p') up to the row's scale.
     rng = np.random.default_rng(0)
@@ -78,15 +78,18 @@ def test_curve_matches_the_tensor_residual():
         scale = np.linalg.norm(raw, axis=1)
         a, b, c, d = curves.T
         x, y = q.T
-        np.testing.assert_allclose((a * x * y + b * x + c * y + d) * scale, e, rtol=1e-9)
+        np.testing.assert_allclose((a * x * y + b * x + c * y + d) * scale, e,
+                                   rtol=tol.EPILINE_RESIDUAL_RTOL)
 
 
-def test_positive_scale_of_the_tensor_does_not_change_the_curves():
+def test_positive_scale_of_the_tensor_does_not_change_the_curves(tol):
     s, F = _scene_and_tensor("mixed", 1, n=10)
     np.testing.assert_allclose(curves_from_points(3.7 * F, s["points1"]),
-                               curves_from_points(F, s["points1"]), rtol=1e-12, atol=1e-15)
+                               curves_from_points(F, s["points1"]), rtol=tol.EXACT,
+                               atol=tol.ULP_RTOL)
     np.testing.assert_allclose(curves_from_points(-F, s["points1"]),
-                               -curves_from_points(F, s["points1"]), rtol=1e-12, atol=1e-15)
+                               -curves_from_points(F, s["points1"]), rtol=tol.EXACT,
+                               atol=tol.ULP_RTOL)
 
 
 def test_opencv_point_layout_and_singular_point():
@@ -100,14 +103,15 @@ def test_opencv_point_layout_and_singular_point():
 
 def _check_polylines(curves, polylines, size, step, tol):
     w, h = size
+    eps = tol.EPILINE_BORDER_PX
     for curve, pieces in zip(curves, polylines, strict=True):
         for p in pieces:
             assert p.ndim == 2 and p.shape[1] == 2 and len(p) >= 1
-            assert np.all((p[:, 0] >= -0.5 - 1e-9) & (p[:, 0] <= w - 0.5 + 1e-9))
-            assert np.all((p[:, 1] >= -0.5 - 1e-9) & (p[:, 1] <= h - 0.5 + 1e-9))
+            assert np.all((p[:, 0] >= -0.5 - eps) & (p[:, 0] <= w - 0.5 + eps))
+            assert np.all((p[:, 1] >= -0.5 - eps) & (p[:, 1] <= h - 0.5 + eps))
             assert curve_distance(np.tile(curve, (len(p), 1)), p).max() < tol.EPILINE_VERTEX_PX
             # Consecutive vertices at most one step apart along each axis.
-            assert np.all(np.abs(np.diff(p, axis=0)) <= step * (1 + 1e-9))
+            assert np.all(np.abs(np.diff(p, axis=0)) <= step * (1 + tol.EPILINE_STEP_RTOL))
             # One branch per piece: never across the vertical asymptote.
             if curve[0] != 0 and curve[1] * curve[2] != curve[0] * curve[3]:
                 side = _hyperbola_branch(np.tile(curve, (len(p), 1)), p)
@@ -153,7 +157,7 @@ def test_both_branches_inside_the_image(tol):
     for p in pieces:
         for end in (p[0], p[-1]):
             assert min(abs(end[0] + 0.5), abs(end[0] - 99.5), abs(end[1] + 0.5),
-                       abs(end[1] - 79.5)) < 1e-9
+                       abs(end[1] - 79.5)) < tol.EPILINE_BORDER_PX
 
 
 def test_sharp_corner_of_a_nearly_degenerate_curve(tol):
@@ -181,7 +185,7 @@ def test_line_and_degenerate_curves(tol):
     _check_polylines(curves, polylines, size, 1.0, tol)
     assert [len(p) for p in polylines] == [1, 1, 1, 2, 0]
     diag = polylines[0][0]
-    np.testing.assert_allclose(diag[:, 0], diag[:, 1], atol=1e-12)
+    np.testing.assert_allclose(diag[:, 0], diag[:, 1], atol=tol.EXACT)
     assert np.ptp(diag[:, 0]) == pytest.approx(80.0)
     np.testing.assert_allclose(polylines[1][0][:, 0], 30.0)
     assert np.ptp(polylines[1][0][:, 1]) == pytest.approx(80.0)
@@ -206,13 +210,13 @@ def test_draw_epipolar_curves(tol):
         # the curve's hue.
         patch = patch[patch.max(axis=1) > 64]
         hue_error = np.abs(patch / patch.max(axis=1, keepdims=True) - color / color.max())
-        assert hue_error.max(axis=1).min() < 0.25
+        assert hue_error.max(axis=1).min() < tol.EPILINE_HUE_ERROR
     # Nothing is drawn away from the curves.
     drawn = np.argwhere(pic.any(axis=2))[:, ::-1].astype(float)
     polylines = polylines_from_curves(curves, (1000, 1000))
     far = [min(_distance_to_polylines(p, pieces) for pieces in polylines)
            for p in drawn[:: max(1, len(drawn) // 300)]]
-    assert max(far) < 2.0
+    assert max(far) < tol.EPILINE_DRAWN_PX
 
 
 def test_draw_points_and_colors():

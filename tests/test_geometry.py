@@ -288,7 +288,8 @@ def test_null_space(rng):
 
 def test_skew_is_the_cross_product(rng):
     a, b = rng.normal(size=(2, N, 3))
-    np.testing.assert_allclose(np.einsum("nij,nj->ni", skew(a), b), np.cross(a, b), atol=ROUNDING_RTOL)
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", skew(a), b), np.cross(a, b),
+                               atol=ROUNDING_RTOL)
 
 
 def test_rodrigues_matches_cv2(rng):

@@ -258,7 +258,8 @@ def test_two_slit_decomposition_round_trip(parallel, rng):
         dec = xslit.decomposeTwoSlitProjection(cam)
         _assert_intrinsics_equal(intr, dec.intrinsics)
         assert dec.intrinsics.is_parallel == parallel
-        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=POSE_RTOL)
+        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec),
+                                   atol=POSE_RTOL)
         np.testing.assert_allclose(dec.tvec, tvec, atol=POSE_RTOL * np.abs(tvec).max())
         _assert_same_camera(cam, xslit.composeTwoSlitProjection(dec.intrinsics, dec.rvec,
                                                                  dec.tvec))
@@ -280,7 +281,8 @@ def test_pushbroom_decomposition_round_trip(orthogonal, rng):
         # Motion orthogonal to the optical axis: m1 orthogonal to m3, no velocity along z.
         assert (abs(dec.velocity[2]) < EXACT * abs(dec.v)) == orthogonal
         assert dec.f > 0 and np.linalg.det(matrix_from_rvec(dec.rvec)) > 0
-        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=POSE_RTOL)
+        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec),
+                                   atol=POSE_RTOL)
         np.testing.assert_allclose(dec.tvec, tvec, atol=POSE_RTOL * np.abs(tvec).max())
         again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
         assert isinstance(again, xslit.PushbroomCamera)
@@ -305,7 +307,8 @@ def test_pushbroom_round_trip_for_any_direction_of_motion(rng):
         dec = xslit.decomposePushbroomProjection(cam)
         assert np.isfinite(np.concatenate([dec.velocity, dec.K2.ravel(), dec.t])).all()
         _assert_intrinsics_equal(intr, dec.intrinsics, rtol=INTRINSICS_RTOL)
-        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec), atol=POSE_RTOL)
+        np.testing.assert_allclose(matrix_from_rvec(dec.rvec), matrix_from_rvec(rvec),
+                                   atol=POSE_RTOL)
         again = xslit.composePushbroomProjection(dec.intrinsics, dec.rvec, dec.tvec)
         _assert_same_camera(cam, again, rtol=ROUNDTRIP_RTOL)
 

@@ -301,6 +301,22 @@ CLI_FEATURE_RECONSTRUCTION_REL = 0.02
 EPILINE_EXACT_PX = 1e-8
 #: Vertices of the sampled polylines on their curve, pixels.
 EPILINE_VERTEX_PX = 1e-8
+#: Vertices of a polyline clipped to the image: inside it, and its end points on the border,
+#: to this many pixels (the clipping solves the curve's equation at the border; rounding only).
+EPILINE_BORDER_PX = 1e-9
+#: Consecutive vertices of a polyline at most one step apart along each axis, to this relative
+#: slack of the step (the vertices are computed from multiples of the step; rounding only).
+EPILINE_STEP_RTOL = 1e-9
+#: The curve's equation at a point, times its row's scale, against evaluate_tensor (relative
+#: per point): two contractions of the same tensor in another order, whose terms of size
+#: |F| x y x' y' (pixels up to 100) cancel to the residual.
+EPILINE_RESIDUAL_RTOL = 1e-9
+#: Drawn epipolar curves (1 px, anti-aliased): some pixel next to a true match has its curve's
+#: hue when every channel of the colour over its largest channel is within this of the
+#: curve's (0.0015 measured; another curve's hue differs by more), and every drawn pixel is
+#: within EPILINE_DRAWN_PX of its curve's polyline.
+EPILINE_HUE_ERROR = 0.25
+EPILINE_DRAWN_PX = 2.0
 #: A true match within this distance (pixels) of its curve's polyline sampled every 2 px
 #: (the chords' sagitta; measured at most 0.05 on 30 scenes of the three kinds).
 EPILINE_POLYLINE_PX = 0.1
