@@ -6,6 +6,25 @@ import sys
 
 import numpy as np
 import pytest
+from tolerances import (
+    EXACT,
+    FLOAT32_RAYS_GREY_FRACTION,
+    RAY_RTOL,
+    RAYCAST_T_RTOL,
+    RENDER_FLOAT32_RTOL,
+    RENDER_HIT_ON_MESH,
+    RENDER_MATCH_PX,
+    RENDER_MIN_CORRESPONDENCE_FRACTION,
+    RENDER_MIN_COVERAGE,
+    RENDER_NEAREST_HIT,
+    RENDER_REPROJECTION_PX,
+    RENDER_SIFT_MIN_CORRECT,
+    RENDER_TENSOR_RTOL,
+    SHADING_GREY_ATOL,
+    TEXTURE_FAST_GREY_MAX,
+    TEXTURE_FAST_GREY_MEAN,
+    TEXTURE_REMAP_GREY,
+)
 
 from xslit import PinholeCamera, PushbroomIntrinsics, RationalCamera, TwoSlitIntrinsics
 from xslit.cameras import compose_pushbroom, compose_two_slit
@@ -16,12 +35,6 @@ render = pytest.importorskip("xslit.render")
 cv2 = pytest.importorskip("cv2")
 
 pytestmark = pytest.mark.render
-
-#: Every valid pixel's hit point projects back to that pixel's centre within this (pixels):
-#: the ground truth of a rendered dataset is exact, far below any matcher's noise.
-REPROJECTION_PX = 1e-6
-#: A SIFT match is correct when it lands within this many pixels of the true correspondence.
-MATCH_PX = 2.0
 
 SMALL = (160, 120)
 LARGE = (640, 480)
@@ -72,7 +85,7 @@ def test_two_slit_reprojection(room):
     assert r["image"].shape == (120, 160, 3) and r["image"].dtype == np.uint8
     assert r["depth"].shape == (120, 160) and r["points"].shape == (120, 160, 3)
     assert r["mask"].all()  # inside a closed room every ray hits
-    assert reprojection_error(r) < REPROJECTION_PX
+    assert reprojection_error(r) < RENDER_REPROJECTION_PX
     np.testing.assert_array_equal(r["pixels"][7, 11], [11, 7])  # centre of row 7, column 11
 
 
@@ -82,8 +95,8 @@ def test_random_two_slit_reprojection(room, rng):
                              np.radians(70.0), -0.6)
     cam = random_two_slit_camera(rng, distance=4.0, intrinsics=intr)
     r = render.renderImage(room, cam, SMALL, nthreads=1)
-    assert r["mask"].mean() > 0.5
-    assert reprojection_error(r) < REPROJECTION_PX
+    assert r["mask"].mean() > RENDER_MIN_COVERAGE
+    assert reprojection_error(r) < RENDER_REPROJECTION_PX
     # Misses carry inf depth and NaN points.
     assert np.all(np.isinf(r["depth"][~r["mask"]]))
     assert np.all(np.isnan(r["points"][~r["mask"]]))
@@ -93,20 +106,20 @@ def test_pushbroom_reprojection(terrain):
     cam = pushbroom_over_terrain(SMALL)
     r = render.renderImage(terrain, cam, SMALL, nthreads=1)
     assert r["mask"].all()
-    assert reprojection_error(r) < REPROJECTION_PX
+    assert reprojection_error(r) < RENDER_REPROJECTION_PX
     # Each column is one position of the sensor line: the along-track coordinate is constant.
     x = r["points"][..., 0]
-    np.testing.assert_allclose(x - x[:1], 0, atol=1e-9)
+    np.testing.assert_allclose(x - x[:1], 0, atol=RAY_RTOL)
 
 
 def test_pinhole_reprojection(room):
     cam = pinhole_looking_at([3.0, -3.5, 1.0], [0, 0, -0.5], SMALL)
     r = render.renderImage(room, cam, SMALL, nthreads=1)
     assert r["mask"].all()
-    assert reprojection_error(r) < REPROJECTION_PX
+    assert reprojection_error(r) < RENDER_REPROJECTION_PX
     # Depth is the distance from the centre for a pinhole.
     dist = np.linalg.norm(r["points"] - cam.center, axis=-1)
-    np.testing.assert_allclose(r["depth"], dist, rtol=1e-9)
+    np.testing.assert_allclose(r["depth"], dist, rtol=RAY_RTOL)
 
 
 def test_supersampling_keeps_geometry(room):
@@ -177,15 +190,15 @@ def test_render_image_equals_the_render_of_camera_rays(request, view, monkeypatc
     r = render.renderImage(scene, cam, SMALL, nthreads=2, background=(9, 9, 9))
     rays = cam.rays(render.pixel_grid(SMALL).reshape(-1, 2))
     ref = render.render_from_rays(scene, rays, SMALL, nthreads=1, background=(9, 9, 9))
-    assert r["mask"].mean() > 0.5
+    assert r["mask"].mean() > RENDER_MIN_COVERAGE
     np.testing.assert_array_equal(r["mask"], ref["mask"])
     np.testing.assert_array_equal(r["image"], ref["image"])
     m = ref["mask"]
-    np.testing.assert_allclose(r["depth"][m], ref["depth"][m], rtol=1e-6)
+    np.testing.assert_allclose(r["depth"][m], ref["depth"][m], rtol=RENDER_FLOAT32_RTOL)
     assert np.isinf(r["depth"][~m]).all() and np.isnan(r["points"][~m]).all()
     scale = np.abs(ref["points"][m]).max()
-    np.testing.assert_allclose(r["points"][m], ref["points"][m], rtol=0, atol=1e-12 * scale)
-    assert reprojection_error(r) < REPROJECTION_PX
+    np.testing.assert_allclose(r["points"][m], ref["points"][m], rtol=0, atol=EXACT * scale)
+    assert reprojection_error(r) < RENDER_REPROJECTION_PX
 
 
 # -- images rich enough for SIFT; exact ground-truth correspondences ---------------------------
@@ -207,13 +220,13 @@ def test_sift_finds_many_keypoints(stereo_pair):
 def test_correspondences_reproject_exactly(stereo_pair):
     r1, r2 = stereo_pair
     c = render.correspondences_between(r1, r2)
-    assert len(c.X) > 0.5 * r1["mask"].sum()
-    np.testing.assert_allclose(r1["camera"].project(c.X), c.points1, atol=REPROJECTION_PX)
-    np.testing.assert_allclose(r2["camera"].project(c.X), c.points2, atol=REPROJECTION_PX)
+    assert len(c.X) > RENDER_MIN_CORRESPONDENCE_FRACTION * r1["mask"].sum()
+    np.testing.assert_allclose(r1["camera"].project(c.X), c.points1, atol=RENDER_REPROJECTION_PX)
+    np.testing.assert_allclose(r2["camera"].project(c.X), c.points2, atol=RENDER_REPROJECTION_PX)
     # Visible in view 2: the hit point of the nearest pixel of view 2 is next to X.
     ij = np.rint(c.points2[:, ::-1]).astype(int)
     near = r2["points"][ij[:, 0], ij[:, 1]]
-    assert np.median(np.linalg.norm(near - c.X, axis=1)) < 0.02
+    assert np.median(np.linalg.norm(near - c.X, axis=1)) < RENDER_NEAREST_HIT
     sub = render.correspondences_between(r1, r2, max_points=500, rng=0)
     assert len(sub.X) == 500
     assert np.isin(sub.X[:, 0], c.X[:, 0]).all()
@@ -229,9 +242,9 @@ def test_correspondences_satisfy_the_epipolar_relation(stereo_pair):
     r1, r2 = stereo_pair
     c = render.correspondences_between(r1, r2, max_points=2000, rng=1)
     F = xslit.computeEpipolarTensor(r1["camera"], r2["camera"])
-    assert sampson_distance(F, c.points1, c.points2).max() < 1e-6
+    assert sampson_distance(F, c.points1, c.points2).max() < RENDER_REPROJECTION_PX
     F_est, mask = xslit.findEpipolarTensor(c.points1, c.points2, xslit.FM_LINEAR)
-    assert projective_distance(F_est, F) < 1e-8 and mask.all()
+    assert projective_distance(F_est, F) < RENDER_TENSOR_RTOL and mask.all()
 
 
 def test_correspondences_drop_occluded_points(room):
@@ -249,7 +262,7 @@ def test_correspondences_drop_occluded_points(room):
     rays = cam2.rays(c.points2)
     t_hit = render.raycast.cast_rays(room, rays, 1)["t_hit"]
     t_expected = np.einsum("ij,ij->i", c.X - rays[:, :3], rays[:, 3:])
-    np.testing.assert_allclose(t_hit, t_expected, rtol=1e-4)
+    np.testing.assert_allclose(t_hit, t_expected, rtol=RAYCAST_T_RTOL)
 
 
 def test_sift_matches_agree_with_ground_truth(stereo_pair):
@@ -265,8 +278,8 @@ def test_sift_matches_agree_with_ground_truth(stereo_pair):
     ij = np.rint(p1[:, ::-1]).astype(int)
     truth = r2["camera"].project(r1["points"][ij[:, 0], ij[:, 1]])
     # Rounding p1 to a pixel centre moves the truth by up to ~0.7 px times the local scale.
-    correct = np.linalg.norm(truth - p2, axis=1) < MATCH_PX
-    assert correct.mean() > 0.8
+    correct = np.linalg.norm(truth - p2, axis=1) < RENDER_MATCH_PX
+    assert correct.mean() > RENDER_SIFT_MIN_CORRECT
 
 
 # -- colour sources, files, scenes ----------------------------------------------------------
@@ -289,10 +302,11 @@ def test_colour_sources_and_lambert():
     }
     for colour, expected in cases.values():
         r = render.renderImage(flat_square(**colour), cam, (32, 24), light_dir=light, nthreads=1)
-        np.testing.assert_allclose(r["image"][12, 16], expected, atol=1)
+        np.testing.assert_allclose(r["image"][12, 16], expected, atol=SHADING_GREY_ATOL)
     dim = render.renderImage(flat_square(base_color=(200, 200, 200)), cam, (32, 24),
                              light_dir=(1, 0, 0), nthreads=1, ambient=0.25)
-    np.testing.assert_allclose(dim["image"][12, 16], [50, 50, 50], atol=1)  # ambient only
+    # Ambient light only.
+    np.testing.assert_allclose(dim["image"][12, 16], [50, 50, 50], atol=SHADING_GREY_ATOL)
 
 
 def test_texture_convention_obj_round_trip(tmp_path):
@@ -317,8 +331,8 @@ def test_calibration_target_corners(rng):
         corners = np.array(board["corners"])
         assert corners.shape == (5 * 6, 3)
         normal = np.cross(board["axis_u"], board["axis_v"])
-        np.testing.assert_allclose(corners @ normal, 0, atol=1e-12)  # on the board's plane
-        assert corners.min() > 0 - 1e-12 and corners.max() < 0.35
+        np.testing.assert_allclose(corners @ normal, 0, atol=EXACT)  # on the board's plane
+        assert corners.min() > -EXACT and corners.max() < 0.35
 
 
 def test_scenes_are_seeded():
@@ -397,7 +411,7 @@ def test_read_only_scene_works_with_every_function_that_takes_one(room, tmp_path
     r1 = render.renderImage(room, cam1, SMALL, nthreads=1)
     np.testing.assert_array_equal(r1["image"],
                                   render.renderImage(copy, cam1, SMALL, nthreads=1)["image"])
-    assert r1["mask"].mean() > 0.3
+    assert r1["mask"].mean() > RENDER_MIN_COVERAGE
     r2 = render.renderImage(room, cam2, SMALL, nthreads=1)
     rays = cam1.rays(render.pixel_grid(SMALL).reshape(-1, 2))
     fr = render.render_from_rays(room, rays, SMALL, nthreads=1)
@@ -405,9 +419,9 @@ def test_read_only_scene_works_with_every_function_that_takes_one(room, tmp_path
     corr = render.correspondences_between(r1, r2, scene=room)
     assert len(corr.points1) > 100
     errors = render.match_errors(r1, cam2, corr.points1, corr.points2)
-    assert np.nanmax(errors) < 1e-3
+    assert np.nanmax(errors) < RENDER_REPROJECTION_PX
     metrics = render.cloud_metrics(r1["points"][r1["mask"]], scene=room)
-    assert metrics["accuracy"] < 1e-4  # hit points lie on the mesh
+    assert metrics["accuracy"] < RENDER_HIT_ON_MESH  # hit points lie on the mesh
     assert room.bounds.shape == (2, 3)
     mesh = room.to_legacy_mesh()
     assert o3d.io.write_triangle_mesh(str(tmp_path / "room.ply"), mesh)
@@ -469,7 +483,7 @@ def test_fast_texture_path_matches_general_path(terrain):
                                np.zeros(3, np.float32), 1, accumulate=image, fast=fast)
         images.append(image)
     assert terrain.texel_table()[0] is not None
-    np.testing.assert_allclose(images[0], images[1], atol=1.5)  # cv2.remap: 1/32 texel
+    np.testing.assert_allclose(images[0], images[1], atol=TEXTURE_REMAP_GREY)
 
 
 def test_fast_texture_path_background_and_sky_rows(terrain, terrain_rays):
@@ -486,7 +500,7 @@ def test_fast_texture_path_background_and_sky_rows(terrain, terrain_rays):
     np.testing.assert_array_equal(images[0]["image"][~mask], np.tile([30, 60, 90], (
         (~mask).sum(), 1)))
     diff = np.abs(images[0]["image"].astype(int) - images[1]["image"].astype(int))
-    assert diff.max() <= 2 and diff.mean() < 0.2
+    assert diff.max() <= TEXTURE_FAST_GREY_MAX and diff.mean() < TEXTURE_FAST_GREY_MEAN
 
 
 def test_non_finite_rays_do_not_hit(room):
@@ -546,13 +560,14 @@ def test_float32_rays_render_like_float64(terrain, terrain_rays):
     rays32 = terrain_rays.astype(np.float32)
     r32 = render.render_from_rays(terrain, rays32, SMALL, nthreads=1)
     diff = np.abs(r64["image"].astype(int) - r32["image"].astype(int))
-    assert np.mean(diff <= 1) > 0.99
+    assert np.mean(diff <= 1) > FLOAT32_RAYS_GREY_FRACTION
     # The float64 rays are rounded to float32 for the cast either way: same hits.
     np.testing.assert_array_equal(r32["mask"], r64["mask"])
     np.testing.assert_array_equal(r32["depth"], r64["depth"])
     m = r64["mask"]
     scale = np.abs(r64["points"][m]).max()
-    np.testing.assert_allclose(r32["points"][m], r64["points"][m], rtol=0, atol=1e-6 * scale)
+    np.testing.assert_allclose(r32["points"][m], r64["points"][m], rtol=0,
+                               atol=RENDER_FLOAT32_RTOL * scale)
     assert np.isnan(r32["points"][~m]).all()
     # (H * W, 6) float32 rays work as (H, W, 6) ones.
     flat = render.render_from_rays(terrain, rays32.reshape(-1, 6), SMALL, outputs="image",

@@ -28,7 +28,8 @@ COINCIDENCE_FRACTION = 0.01
 #: absolute floor of near-zero determinants.
 KLEIN_DETERMINANT_RTOL = 1e-10
 
-#: The ray of each projected pixel contains the 3D point (relative): exact in floating point.
+#: The ray of each projected pixel contains the 3D point, and a rendered hit point lies on its
+#: pixel's ray (relative to the size of the point): exact in floating point.
 RAY_RTOL = 1e-9
 
 #: Cameras or matrices equal up to scale after a decomposition / composition round trip.
@@ -275,6 +276,49 @@ CALIB_RENDERED_RMS = 0.2
 #: this many units (measured: within 3.7, the codec's limited-range YUV), under half the step
 #: of 10 between frames, so that every frame is still identified.
 MOSAIC_MP4_GREY = 4.5
+
+# -- rendering (xslit.render) -----------------------------------------------------------------
+#: Every valid pixel's hit point projects back to that pixel's centre within this (pixels), and
+#: exact correspondences of two renders have a Sampson distance to the true tensor below it
+#: (1.7e-12 measured): the ground truth of a rendered dataset is exact, far below any
+#: matcher's noise.
+RENDER_REPROJECTION_PX = 1e-6
+#: A SIFT match is correct when it lands within this many pixels of the true correspondence.
+RENDER_MATCH_PX = 2.0
+#: Views set up to look at a scene: smallest fraction of their pixels that hit it (0.83-1.0
+#: measured on the tests' 160x120 views), and of the hits of view 1 with a correspondence in
+#: view 2 (0.86 measured on the stereo pair of the room).
+RENDER_MIN_COVERAGE = 0.5
+RENDER_MIN_CORRESPONDENCE_FRACTION = 0.5
+#: Median distance (scene units; the room is about 10 across) from a correspondence's 3D point
+#: to the hit point of the nearest pixel of view 2: a pixel's footprint (0.0064 measured).
+RENDER_NEAREST_HIT = 0.02
+#: Linear tensor (FM_LINEAR) from exact correspondences of two renders against the true one
+#: (projective distance; 2.3e-13 measured).
+RENDER_TENSOR_RTOL = 1e-8
+#: Mean distance (scene units) of rendered hit points to the mesh (cloud_metrics' accuracy;
+#: 5.9e-7 measured: Open3D's float32 intersections on a room of about 10 units).
+RENDER_HIT_ON_MESH = 1e-4
+#: Open3D's hit distance against the distance of the 3D point along the ray (relative; 3.6e-5
+#: measured): Open3D intersects in float32 on a room of about 10 units.
+RAYCAST_T_RTOL = 1e-4
+#: Quantities rendered through float32: depths of the same pixels from rays built two ways
+#: (ray grid, cam.rays), and hit points of float32 rays against float64 ones, relative to the
+#: largest (float32 epsilon 1.2e-7; 0 and 7.2e-8 measured).
+RENDER_FLOAT32_RTOL = 1e-6
+#: SIFT matches on the rendered stereo pair of the room (ratio 0.8) correct within
+#: RENDER_MATCH_PX (0.925 measured).
+RENDER_SIFT_MIN_CORRECT = 0.8
+#: Grey levels (uint8 steps): a flat lit square within one step of its expected shading
+#: (rounding to uint8); textures sampled by cv2.remap against the exact bilinear sampling (1/32
+#: texel of position: 0.96 measured); the fast texture path against the general one, largest and
+#: mean difference (1 and 5e-5 measured); float32 rays against float64 ones, fraction of the
+#: pixels within one step (1.0 measured).
+SHADING_GREY_ATOL = 1
+TEXTURE_REMAP_GREY = 1.5
+TEXTURE_FAST_GREY_MAX = 2
+TEXTURE_FAST_GREY_MEAN = 0.2
+FLOAT32_RAYS_GREY_FRACTION = 0.99
 
 # -- point clouds, PLY and previews (xslit.viz, xslit.io.ply) ----------------------------------
 #: Float colours written to PLY as uchar and read back: within half a step of 1/255.
