@@ -141,6 +141,49 @@ NULL_VECTOR_EPS_FACTOR = 100.0
 N_CAMERAS = 1000
 N_POINTS_PER_CAMERA = 10
 
+# Properties on generated input (tests/test_properties.py): Hypothesis draws cameras, poses and
+# points over wide ranges of scale and conditioning, so that a result exact in exact arithmetic
+# loses more digits than on the seeded scenes of the other tests.
+#: Distance of a point to the ray of its projection, relative to 1 + its largest coordinate.
+PROPERTY_RAY_DISTANCE = 1e-6
+#: Pixels of a camera decomposed and composed again, relative to max(1, largest pixel).
+PROPERTY_ROUNDTRIP_RTOL = 1e-6
+#: The tensor of two cameras evaluated on their noise-free matches: relative to |F| and the
+#: norms of the homogeneous pixel coordinates, or with F of unit norm relative to
+#: (1 + largest pixel coordinate)^4 (the algebraic residual is quartic in the pixels).
+TENSOR_RESIDUAL_RTOL = 1e-9
+#: First-order distance of a match to its epipolar curve, relative to 1 + the largest pixel
+#: coordinate: the distance divides by the curve's gradient, which is small near its
+#: singular point.
+PROPERTY_CURVE_DISTANCE = 1e-4
+#: Lower-level functions on noise-free matches: Sampson distances, algebraic residuals of a
+#: tensor from principal minors and reprojection residuals (relative to 1 + the largest pixel
+#: coordinate, its fourth power for algebraic residuals, or in pixels of normalised
+#: coordinates), the RMS of fits started at the truth (pixels), relative errors of
+#: triangulated points and translations, projective distances of recovered tensors and the
+#: median linear-fit residual; also the conditioning above which a 15-point sample counts as
+#: determining the tensor.
+PROPERTY_NOISE_FREE = 1e-6
+#: The robust metric fit's truncated cost (squared pixels) from the true pose on noise-free
+#: matches: the square of PROPERTY_NOISE_FREE over a thousand residuals.
+PROPERTY_NOISE_FREE_COST = 1e-9
+#: Solvers on noise-free generated data (triangulation, PnP with and without RANSAC, the linear
+#: tensor of a determined sample): relative error of the points, of the reprojected pixels or
+#: projective distance of the tensor.
+PROPERTY_SOLVER_RTOL = 1e-5
+#: calibrateTwoSlit on noise-free views of generated intrinsics: RMS reprojection (pixels) and
+#: the relative error of fu.
+PROPERTY_CALIBRATION_PX = 1e-3
+PROPERTY_CALIBRATION_RTOL = 1e-3
+#: matchFeatures on a blocky texture shifted by whole pixels: median error of the matches
+#: (pixels) against the shift.
+PROPERTY_SHIFT_MATCH_PX = 0.5
+#: The robust loop on 1D data (a cluster at 3 of spread 0.1, uniform outliers in [-100, 100],
+#: threshold 0.5): the location found and refitted within the cluster's spread, and the chance
+#: inlier ratio below this (twice the threshold over the range is 0.005).
+ROBUST_LOCATION_ATOL = 0.1
+CHANCE_RATIO_MAX = 0.03
+
 #: Sweep scenes (xslit.synthetic.random_sweep_scene), noise-free: Sampson distance of the true
 #: inliers to the true tensor (pixels).
 SWEEP_SAMPSON_NOISE_FREE_PX = 1e-7
