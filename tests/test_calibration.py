@@ -4,9 +4,16 @@
 import numpy as np
 import pytest
 from tolerances import (
+    CALIB_CORNER_MATCH_SQUARES,
+    CALIB_EXACT_PX,
     CALIB_EXACT_RTOL,
+    CALIB_FIXED_GUESS_RTOL,
     CALIB_NOISE_RMS_RTOL,
     CALIB_PARAM_RTOL,
+    CALIB_PER_VIEW_RMS_RTOL,
+    CALIB_PLANAR_D_RTOL,
+    CALIB_PLANAR_FU_RTOL,
+    CALIB_PLANAR_RMS_PX,
     CALIB_RENDERED_RMS,
     CALIB_STD_FACTOR,
     CALIB_STD_INSIDE,
@@ -48,13 +55,13 @@ def test_exact_on_noise_free_views(kind, rng):
         views = synthetic.random_calibration_views(intr, 3, rng, image_size=SIZE)
         rms, est, rvecs, tvecs = xslit.calibrateTwoSlit(
             views["object_points"], views["image_points"], SIZE, flags=_flags(kind))
-        assert rms < 1e-6
+        assert rms < CALIB_EXACT_PX
         p, q = _params(intr), _params(est)
         np.testing.assert_allclose(q, p, rtol=CALIB_EXACT_RTOL, atol=CALIB_EXACT_RTOL)
         assert type(est) is type(intr)
         for k in range(3):
-            np.testing.assert_allclose(rvecs[k].ravel(), views["rvecs"][k], atol=1e-7)
-            np.testing.assert_allclose(tvecs[k].ravel(), views["tvecs"][k], atol=1e-7)
+            np.testing.assert_allclose(rvecs[k].ravel(), views["rvecs"][k], atol=CALIB_EXACT_RTOL)
+            np.testing.assert_allclose(tvecs[k].ravel(), views["tvecs"][k], atol=CALIB_EXACT_RTOL)
 
 
 def _noisy_scene(kind, rng):
@@ -90,7 +97,8 @@ def test_noisy_views_within_the_reported_uncertainty(kind, rng):
         P = int(free.sum()) + 6 * 10
         expected = 0.5 * np.sqrt(2 * (1 - P / M))
         assert abs(rms - expected) <= CALIB_NOISE_RMS_RTOL * expected
-        np.testing.assert_allclose(out[6].ravel(), rms, rtol=0.2)  # per-view errors
+        # Per-view errors.
+        np.testing.assert_allclose(out[6].ravel(), rms, rtol=CALIB_PER_VIEW_RMS_RTOL)
         assert out[5].shape == (60, 1) and np.all(out[5] > 0)
 
 
@@ -130,7 +138,8 @@ def test_flags_fix_parameters(rng):
              | xslit.CALIB_PARALLEL)
     _, est, *_ = xslit.calibrateTwoSlit(X, px, SIZE, guess, flags)
     assert est.theta == guess.theta and est.d == guess.d
-    assert abs(est.fu - 900) < 0.01 * 900 and abs(est.fv - 500) < 0.01 * 500
+    assert abs(est.fu - 900) < CALIB_FIXED_GUESS_RTOL * 900
+    assert abs(est.fv - 500) < CALIB_FIXED_GUESS_RTOL * 500
     out = xslit.calibrateTwoSlitExtended(X, px, SIZE, guess, flags)
     std = out[4].ravel()
     assert std[6] == 0 and std[7] == 0 and std[2] == 0 and std[5] == 0 and std[0] > 0
@@ -150,8 +159,9 @@ def test_planar_views_need_a_guess(rng):
     guess = xslit.TwoSlitIntrinsics.from_parameters(780, 620, 400, 300, np.radians(85), 0.4)
     flags = xslit.CALIB_USE_INTRINSIC_GUESS | xslit.CALIB_PARALLEL | xslit.CALIB_FIX_THETA
     rms, est, *_ = xslit.calibrateTwoSlit(X, px, SIZE, guess, flags)
-    assert rms < 0.5
-    assert abs(est.fu - 800) < 0.02 * 800 and abs(est.d - 0.4) < 0.1 * 0.4
+    assert rms < CALIB_PLANAR_RMS_PX
+    assert abs(est.fu - 800) < CALIB_PLANAR_FU_RTOL * 800
+    assert abs(est.d - 0.4) < CALIB_PLANAR_D_RTOL * 0.4
 
 
 def test_undetermined_views_fail_with_the_reason(rng):
@@ -229,7 +239,7 @@ def _detect_boards(render, corners, boards=3):
         hit = render["points"][ij[:, 1], ij[:, 0]]
         dist = np.linalg.norm(hit[:, None] - corners[None], axis=2)
         k = dist.argmin(axis=1)
-        near = dist[np.arange(len(k)), k] < 0.3 * 0.1  # within 30% of a square
+        near = dist[np.arange(len(k)), k] < CALIB_CORNER_MATCH_SQUARES * 0.1  # 0.1: the square
         found_X.append(corners[k[near]])
         found_px.append(c[near])
         hull = cv2.convexHull(c.astype(np.float32)).reshape(-1, 2)
