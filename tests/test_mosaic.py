@@ -6,6 +6,13 @@ import json
 
 import numpy as np
 import pytest
+from tolerances import (
+    MOSAIC_EXACT_PX,
+    MOSAIC_MIN_PSNR_DB,
+    MOSAIC_MIN_VALID,
+    MOSAIC_POINT_ATOL,
+    RAY_RTOL,
+)
 
 from xslit import PinholeCamera, PushbroomCamera, TwoSlitCamera
 from xslit.cli import main as xslit_main
@@ -19,9 +26,6 @@ from xslit.mosaic import (
     mosaic_columns,
     mosaic_from_frames,
 )
-
-#: Tolerances in one place: pixels for exact geometry.
-TOL_PX = 1e-8
 
 
 def main(argv):
@@ -61,7 +65,7 @@ def test_points_on_frame_rays_project_to_mosaic_pixels(slope, speed):
     for k in range(50):
         ray = _frame_camera(K, rvec, tvec, vel, t[k]).rays([[a + slope * t[k], y[k]]])[0]
         X[k] = ray[:3] + rng.uniform(2, 20) * ray[3:]
-    np.testing.assert_allclose(cam.project(X), np.stack([t, y], axis=1), atol=TOL_PX)
+    np.testing.assert_allclose(cam.project(X), np.stack([t, y], axis=1), atol=MOSAIC_EXACT_PX)
 
 
 @pytest.mark.parametrize("slope", [0.0, 0.6, -0.6])
@@ -83,8 +87,9 @@ def test_mosaic_camera_matches_column_selection_from_projections(slope):
     g = proj[:, :, 0] - (a + slope * frames[:, None])  # (T, N), affine in t
     tau = -g[0] / (g[1] - g[0])
     y_tau = proj[0, :, 1]  # rows do not change with sideways motion
-    np.testing.assert_allclose(proj[:, :, 1], np.broadcast_to(y_tau, proj.shape[:2]), atol=1e-9)
-    np.testing.assert_allclose(cam.project(X), np.stack([tau, y_tau], axis=1), atol=TOL_PX)
+    np.testing.assert_allclose(proj[:, :, 1], np.broadcast_to(y_tau, proj.shape[:2]),
+                               atol=MOSAIC_EXACT_PX)
+    np.testing.assert_allclose(cam.project(X), np.stack([tau, y_tau], axis=1), atol=MOSAIC_EXACT_PX)
     # The points crossing inside the video are in front of the mosaic camera when its second
     # slit lies behind the path (slope and speed of the same sign) or for pushbroom.
     if slope >= 0:
@@ -100,7 +105,7 @@ def test_wide_strips_exact_at_strip_centres():
     X = np.array([r[:3] + 7 * r[3:] for r in
                   (_frame_camera(K, rvec, tvec, vel, tk).rays([[a + b * tk, 30.0]])[0]
                    for tk in t)])
-    np.testing.assert_allclose(cam.project(X)[:, 0], w * t + (w - 1) / 2, atol=TOL_PX)
+    np.testing.assert_allclose(cam.project(X)[:, 0], w * t + (w - 1) / 2, atol=MOSAIC_EXACT_PX)
 
 
 def test_mosaic_rays_meet_the_camera_path():
@@ -114,7 +119,7 @@ def test_mosaic_rays_meet_the_camera_path():
         c = c0 + t * vel
         # Distance from the frame-t centre to the mosaic ray's line.
         d = np.linalg.norm(np.cross(c - ray[:3], ray[3:]))
-        assert d < 1e-9
+        assert d < RAY_RTOL
 
 
 def test_mosaic_sampling_linear_interpolation():
@@ -331,12 +336,6 @@ def test_cli_usage_errors_name_the_flag(tmp_path, capsys):
 
 
 # -- against the renderer ------------------------------------------------------------------------
-#: Acceptance threshold for a mosaic against direct rendering of the same camera.
-MIN_PSNR_DB = 30.0
-#: Hit points of the mosaic and of the direct rendering of its camera (world units): Open3D
-#: casts in float32, about 1e-7 relative over the room's ~10 units.
-POINT_ATOL = 1e-5
-
 
 def _psnr(a, b, mask) -> float:
     err = np.mean((a.astype(np.float64) - b.astype(np.float64))[mask] ** 2)
@@ -379,11 +378,11 @@ def test_mosaic_of_rendered_video_matches_direct_rendering(room_video, column, s
     points = np.stack([r["points"][:, round(column + slope * t)]
                        for t, r in enumerate(renders)], axis=1)
     mask = direct["mask"] & valid[None, :] & np.isfinite(points).all(axis=2)
-    assert mask.mean() > 0.9
-    np.testing.assert_allclose(points[mask], direct["points"][mask], atol=POINT_ATOL)
+    assert mask.mean() > MOSAIC_MIN_VALID
+    np.testing.assert_allclose(points[mask], direct["points"][mask], atol=MOSAIC_POINT_ATOL)
     psnr = _psnr(mosaic, direct["image"], mask)
     print(f"mosaic column {column} + {slope} t vs direct {cam.model}: PSNR {psnr:.1f} dB")
-    assert psnr >= MIN_PSNR_DB
+    assert psnr >= MOSAIC_MIN_PSNR_DB
 
 
 @pytest.mark.render
@@ -400,4 +399,4 @@ def test_subpixel_mosaic_matches_direct_rendering():
     mask = direct["mask"] & valid[None, :]
     psnr = _psnr(mosaic, direct["image"], mask)
     print(f"sub-pixel crossed-slit mosaic vs direct: PSNR {psnr:.1f} dB")
-    assert psnr >= MIN_PSNR_DB
+    assert psnr >= MOSAIC_MIN_PSNR_DB

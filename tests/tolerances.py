@@ -405,6 +405,15 @@ CALIB_NOISE_RMS_RTOL = 0.1
 #: RMS reprojection distance of a calibration on OpenCV's corners in rendered images
 #: (measured 0.073 px with cornerSubPix).
 CALIB_RENDERED_RMS = 0.2
+#: Mosaics (xslit.mosaic): exact geometry in pixels, the mosaic camera's projections against
+#: the frames' (below 1e-14 measured).
+MOSAIC_EXACT_PX = 1e-9
+#: A mosaic against direct rendering of its camera: smallest PSNR (dB) of the images, hit
+#: points (world units; Open3D casts in float32, about 1e-7 relative over the room's ~10
+#: units), and smallest fraction of the pixels valid in both (0.94-1.0 measured).
+MOSAIC_MIN_PSNR_DB = 30.0
+MOSAIC_POINT_ATOL = 1e-5
+MOSAIC_MIN_VALID = 0.9
 #: Flat grey frames through an MP4 (mp4v) encoder and cv2.VideoCapture: grey levels kept to
 #: this many units (measured: within 3.7, the codec's limited-range YUV), under half the step
 #: of 10 between frames, so that every frame is still identified.
