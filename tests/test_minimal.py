@@ -117,7 +117,8 @@ def test_start_system_is_complete():
     # Column k + 28 is the gauge transpose partner of column k (same a, b).
     half = N_SOLUTIONS // 2
     C = matrix_from_unknowns(u, params[..., None])
-    np.testing.assert_allclose(gauge_transpose(C[:half]), C[half:], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(gauge_transpose(C[:half]), C[half:], rtol=tol.TENSOR_RTOL,
+                               atol=tol.TENSOR_RTOL)
 
 
 @pytest.mark.slow
@@ -150,9 +151,9 @@ def test_residuals_match_principal_minors(rng):
     read = [flat(1), flat(2), flat(3), flat(4), flat(1, 2), flat(1, 3), flat(1, 4)]
     sign = np.array([1, 1, 1, -1, -1, -1, -1, 1])  # (-1)^|S|: the equations are det - mu_S
     np.testing.assert_allclose(minimal_residuals(u, params).T, sign * (m - f)[:, eq],
-                               atol=1e-12)
+                               atol=tol.EXACT)
     # The diagonal and the first column's 2x2 minors hold by construction.
-    np.testing.assert_allclose(m[:, read], f[:, read], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(m[:, read], f[:, read], rtol=tol.EXACT, atol=tol.EXACT)
 
 
 def test_small_batch_all_solutions_and_truth(rng):
