@@ -3,9 +3,15 @@
 import numpy as np
 import pytest
 from tolerances import (
+    EXACT,
+    NONZERO_RTOL,
+    RANK_DEFICIENT_SV,
     SWEEP_ML_NOISE_FREE,
+    SWEEP_ML_WITHIN_RTOL,
+    SWEEP_NOISE_FREE_PX,
     SWEEP_ROTATION_SLACK_DEG,
     SWEEP_SAMPSON_NOISE_FREE_PX,
+    SWEEP_SUPPORT_NEEDED_FRACTION,
 )
 
 from xslit.epipolar import design_matrix, epipolar_tensor, sampson_distance
@@ -51,10 +57,10 @@ def test_noise_free_inliers_satisfy_the_true_tensor(kind, seed):
     assert d.max() < SWEEP_SAMPSON_NOISE_FREE_PX
     # The recorded tensor is that of the recorded cameras, and camera 2 has the recorded pose.
     F = epipolar_tensor(s.camera1.A1, s.camera1.A2, s.camera2.A1, s.camera2.A2)
-    np.testing.assert_allclose(s.F, F / np.linalg.norm(F), atol=1e-12)
+    np.testing.assert_allclose(s.F, F / np.linalg.norm(F), atol=EXACT)
     X2 = s.X[s.inliers] @ s.R.T + s.t
     assert np.all(np.isfinite(X2))
-    np.testing.assert_allclose(s.R @ s.R.T, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(s.R @ s.R.T, np.eye(3), atol=EXACT)
 
 
 @pytest.mark.parametrize("kind", SWEEP_KINDS)
@@ -66,7 +72,7 @@ def test_points_in_front_of_both_cameras_and_inside_both_images(kind):
         assert s.camera1.in_front(X).all() and s.camera2.in_front(X).all()
         for cam, obs in ((s.camera1, s.points1), (s.camera2, s.points2)):
             px = cam.project(X)
-            np.testing.assert_allclose(obs[s.inliers], px, atol=1e-9)
+            np.testing.assert_allclose(obs[s.inliers], px, atol=SWEEP_NOISE_FREE_PX)
             assert (px >= 0).all() and (px[:, 0] <= W - 1).all() and (px[:, 1] <= H - 1).all()
         out = ~s.inliers
         assert np.isnan(s.X[out]).all()
@@ -189,12 +195,12 @@ def test_same_flight_line_is_flagged_and_undetermined():
     p1 = (s.points1 - s.points1.mean(0)) / s.points1.std(0)
     p2 = (s.points2 - s.points2.mean(0)) / s.points2.std(0)
     sv = np.linalg.svd(design_matrix(p1, p2), compute_uv=False)
-    assert sv[-2] < 1e-10 * sv[0]
+    assert sv[-2] < RANK_DEFICIENT_SV * sv[0]
     g = random_sweep_scene(0, max_n=300, kind="pushbroom", sigma=0.0, outlier_ratio=0.0)
     p1 = (g.points1 - g.points1.mean(0)) / g.points1.std(0)
     p2 = (g.points2 - g.points2.mean(0)) / g.points2.std(0)
     sv = np.linalg.svd(design_matrix(p1, p2), compute_uv=False)
-    assert g.params["degenerate"] is None and sv[-2] > 1e-6 * sv[0]
+    assert g.params["degenerate"] is None and sv[-2] > NONZERO_RTOL * sv[0]
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -342,10 +348,11 @@ def test_noise_ceiling_maximum_likelihood_mask_and_decidability():
     c = noise_ceiling(s, 1.5)
     np.testing.assert_array_equal(c.ml_within, c.within)
     assert (c.ml_precision, c.ml_recall) == (c.precision, c.recall)
-    assert c.decidable and c.support_needed < 0.5 * s.inliers.sum()
+    assert c.decidable and c.support_needed < SWEEP_SUPPORT_NEEDED_FRACTION * s.inliers.sum()
     noisy = random_sweep_scene(3, max_n=500, sigma=0.5, outlier_ratio=0.3)
     c = noise_ceiling(noisy, 1.5)
-    assert abs(int(c.ml_within.sum()) - int(c.within.sum())) <= 0.02 * c.within.sum()
+    differ = abs(int(c.ml_within.sum()) - int(c.within.sum()))
+    assert differ <= SWEEP_ML_WITHIN_RTOL * c.within.sum()
     few = random_sweep_scene(5, max_n=40, n=40, outlier_ratio=0.7, sigma=1.0)
     c = noise_ceiling(few, 3.0)
     assert not c.decidable and c.within.sum() < c.support_needed

@@ -187,6 +187,18 @@ CHANCE_RATIO_MAX = 0.03
 #: Sweep scenes (xslit.synthetic.random_sweep_scene), noise-free: Sampson distance of the true
 #: inliers to the true tensor (pixels).
 SWEEP_SAMPSON_NOISE_FREE_PX = 1e-7
+#: Noise-free sweep scenes: the recorded pixels of the true inliers against the cameras'
+#: projections (pixels; the same computation).
+SWEEP_NOISE_FREE_PX = 1e-9
+#: A sweep scene whose correspondences leave the tensor undetermined: the second smallest
+#: singular value of the normalised design matrix relative to the largest (rounding only).
+RANK_DEFICIENT_SV = 1e-10
+#: Sweep scene 3 (30% outliers, threshold 1.5 px): the support a search needs to be decided,
+#: as a fraction of the inliers (0.109 measured noise-free), and at sigma = 0.5 px the count
+#: of correspondences within the threshold of the maximum-likelihood tensor against that of
+#: the true tensor, relative (0 measured).
+SWEEP_SUPPORT_NEEDED_FRACTION = 0.5
+SWEEP_ML_WITHIN_RTOL = 0.02
 #: The ML-from-truth yardstick on a noise-free sweep scene: rotation error (degrees), relative
 #: translation error and reprojection RMS (pixels).
 SWEEP_ML_NOISE_FREE = 1e-6
