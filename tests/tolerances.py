@@ -517,6 +517,12 @@ PLY_OPEN3D_ASCII_ATOL = 1e-4
 #: fraction of the scene's diameter (measured 3e-15 with the known cameras, 4e-15 with the
 #: pose from the intrinsics, on 64x48 images).
 CLI_EXACT_RECONSTRUCTION_REL = 1e-9
+#: The same reconstruction's Chamfer distance to the true surface as a fraction of the scene's
+#: diameter (0.0108 measured): set by the sparsity of the 300 points, not by their errors.
+CLI_EXACT_CHAMFER_REL = 0.1
+#: ``xslit match`` on a texture and its copy rolled by 6 px: every match's shift within this
+#: many pixels of the roll (0.36 measured).
+CLI_SHIFT_MATCH_PX = 0.5
 #: With SIFT matches on 160x120 renders and the known cameras, against the true point of the
 #: nearest pixel (measured 0.004).
 CLI_FEATURE_RECONSTRUCTION_REL = 0.02
