@@ -17,6 +17,7 @@ from tolerances import (
     CALIB_RENDERED_RMS,
     CALIB_STD_FACTOR,
     CALIB_STD_INSIDE,
+    SAME_FIT_RTOL,
 )
 
 import xslit
@@ -86,7 +87,7 @@ def test_noisy_views_within_the_reported_uncertainty(kind, rng):
         truth = calibrate(views["object_points"], views["image_points"], SIZE,
                           model=intr_kind(intr), intrinsics_guess=intr,
                           fixed=("parallel",) if kind == "parallel" else ())
-        assert rms <= truth.rms * (1 + 1e-9)
+        assert rms <= truth.rms * (1 + SAME_FIT_RTOL)
         p, q = _params(intr), _params(est)
         free = std > 0
         err = np.abs(q - p)

@@ -25,6 +25,7 @@ from tolerances import (
     ROBUST_FALSE_INLIERS,
     ROBUST_MEDIAN_SAMPSON_PX,
     ROBUST_RECALL,
+    SAME_FIT_RTOL,
     SAMPSON_TWO_ROUTES_PX,
     TAUBIN_EIGEN_RESIDUAL_RTOL,
     TENSOR_RTOL,
@@ -278,7 +279,7 @@ def test_ml_refinement_starts_from_both_configurations():
     _, Cs, _ = recover_configurations(contract_modes(F, *[np.linalg.inv(T) for T in Ts]))
     rms = sorted(refine_projective_pair(C, n1, n2, axis_scales=[1 / T[0, 0] for T in Ts]).rms
                  for C in Cs)
-    assert rms[0] == pytest.approx(pairs.rms, rel=1e-9)
+    assert rms[0] == pytest.approx(pairs.rms, rel=SAME_FIT_RTOL)
     assert rms[1] >= rms[0]
 
 

@@ -6,12 +6,15 @@ from tolerances import (
     EXACT,
     NONZERO_RTOL,
     RANK_DEFICIENT_SV,
+    SAME_FIT_RTOL,
     SWEEP_ML_NOISE_FREE,
     SWEEP_ML_WITHIN_RTOL,
     SWEEP_NOISE_FREE_PX,
     SWEEP_ROTATION_SLACK_DEG,
     SWEEP_SAMPSON_NOISE_FREE_PX,
     SWEEP_SUPPORT_NEEDED_FRACTION,
+    SWEEP_YARDSTICK_RMS_RTOL,
+    ULP_RTOL,
 )
 
 from xslit.epipolar import design_matrix, epipolar_tensor, sampson_distance
@@ -182,7 +185,7 @@ def test_same_intrinsics_gives_a_rig_of_equal_cameras(kind):
         np.testing.assert_array_equal(s.intrinsics1.K1, s.intrinsics2.K1)
         assert s.intrinsics1.d == s.intrinsics2.d
     else:
-        assert s.intrinsics1.yaw == pytest.approx(s.intrinsics2.yaw, abs=1e-15)
+        assert s.intrinsics1.yaw == pytest.approx(s.intrinsics2.yaw, abs=ULP_RTOL)
 
 
 def test_same_flight_line_is_flagged_and_undetermined():
@@ -245,7 +248,8 @@ def test_yardstick_errors_follow_the_noise_and_flag_undetermined_scenes():
     y = ml_from_truth(s)
     assert 0 < y.rotation_error_deg < 5 * y.rotation_std_deg
     # 4N residuals, 6 + 3N parameters: the RMS is about sigma sqrt((N - 6) / (4N)).
-    assert y.rms == pytest.approx(s.sigma * np.sqrt((400 - 6) / 1600), rel=0.15)
+    assert y.rms == pytest.approx(s.sigma * np.sqrt((400 - 6) / 1600),
+                                   rel=SWEEP_YARDSTICK_RMS_RTOL)
     assert y.determined
     weak = random_sweep_scene(5, n=30, kind="two_slit", sigma=2.0, slit_ratio=0.005,
                               outlier_ratio=0.0)
@@ -306,7 +310,7 @@ def test_pose_scored_by_the_loss_the_data_allow_and_by_its_reported_uncertainty(
     y = ml_from_truth(s)
     yd = ml_from_truth(s, inliers=noise_ceiling(s, thr).within)
     best = score_two_view(s, s.inliers, yd.R, yd.t, threshold=thr, yardstick=y)
-    assert best["pose_loss_ratio"] == pytest.approx(1.0, rel=1e-9)
+    assert best["pose_loss_ratio"] == pytest.approx(1.0, rel=SAME_FIT_RTOL)
     assert best["pose_within"] and best["pose_fits_as_ml"] and "pose_reported" not in best
     turned = matrix_from_rvec([0.0, np.radians(2.0), 0.0]) @ s.R
     tight = np.diag([np.radians(0.1) ** 2] * 3 + [1e-6] * 3)
@@ -373,7 +377,7 @@ def test_tensor_fits_as_well_as_the_maximum_likelihood_tensor():
     ml = refine_on_variety(s.F, s.points1, s.points2, c.within, thr, rng=0)
     y = ml_from_truth(s)
     best = score_two_view(s, ml.inliers, threshold=thr, yardstick=y, F=ml.F)
-    assert best["tensor_loss_ratio"] == pytest.approx(1.0, rel=1e-9) and best["fits_as_ml"]
+    assert best["tensor_loss_ratio"] == pytest.approx(1.0, rel=SAME_FIT_RTOL) and best["fits_as_ml"]
     F_off = s.F + 0.02 * np.random.default_rng(0).normal(size=(2, 2, 2, 2)) * np.abs(s.F).max()
     m_off = sampson_distance(F_off, s.points1, s.points2) < thr
     off = score_two_view(s, m_off, threshold=thr, yardstick=y, F=F_off)
@@ -394,7 +398,7 @@ def test_pose_yardstick_on_the_correspondences_within_the_threshold():
     y_data = ml_from_truth(s, inliers=c.within)
     assert y_data.n_inliers == c.within.sum() != y.n_inliers
     rec = score_two_view(s, c.within, y_data.R, y_data.t, threshold=3.0, yardstick=y)
-    assert rec["rotation_ratio"] <= min(1.0 + 1e-9, rec["oracle_rotation_ratio"])
+    assert rec["rotation_ratio"] <= min(1.0 + SAME_FIT_RTOL, rec["oracle_rotation_ratio"])
     assert rec["pose_judged"] == (rec["determined"] and rec["decidable"])
     with pytest.raises(ValueError, match=r"^inliers must select at least 6"):
         ml_from_truth(s, inliers=np.arange(len(s.inliers)) < 5)

@@ -120,6 +120,11 @@ MOMENT_RTOL = 1e-12
 #: vectors).
 NULL_VECTOR_ATOL = 1e-12
 
+#: The cost, RMS or loss ratio of the same fit reached twice, or of a fit that is no worse than
+#: another (the truth's, an oracle's) up to rounding: relative slack (the same optimum agrees
+#: to about 1e-15).
+SAME_FIT_RTOL = 1e-9
+
 #: Complex-step Jacobian against central finite differences (relative to each column's size).
 JACOBIAN_RTOL = 1e-6
 
@@ -199,6 +204,10 @@ RANK_DEFICIENT_SV = 1e-10
 #: the true tensor, relative (0 measured).
 SWEEP_SUPPORT_NEEDED_FRACTION = 0.5
 SWEEP_ML_WITHIN_RTOL = 0.02
+#: The ML-from-truth yardstick's RMS on an outlier-free sweep scene against sigma
+#: sqrt((N - 6) / (4 N)) (4N residuals, 6 + 3N parameters), relative (0.020 measured with
+#: N = 400).
+SWEEP_YARDSTICK_RMS_RTOL = 0.15
 #: The ML-from-truth yardstick on a noise-free sweep scene: rotation error (degrees), relative
 #: translation error and reprojection RMS (pixels).
 SWEEP_ML_NOISE_FREE = 1e-6
