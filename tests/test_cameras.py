@@ -140,8 +140,15 @@ def test_example2_pushbroom_form(rng):
     np.testing.assert_array_equal(cam.matrix, P)
     X = rng.normal(size=(100, 3))
     Xh = homogeneous_from_euclidean(X)
-    expected = np.stack([Xh @ P[0], (Xh @ P[1]) / (Xh @ P[2])], axis=1)
-    np.testing.assert_allclose(cam.project(X), expected, rtol=PUSHBROOM_FORM_RTOL)
+    a, b = Xh @ P[1], Xh @ P[2]
+    expected = np.stack([Xh @ P[0], a / b], axis=1)
+    # Each coordinate against the rounding its formula allows: a dot product is exact to the
+    # sum of its terms' sizes, a quotient to the sum of its factors' relative errors.
+    size = np.abs(Xh)
+    scale = np.stack([size @ np.abs(P[0]),
+                      np.abs(a / b) * (size @ np.abs(P[1]) / np.abs(a)
+                                       + size @ np.abs(P[2]) / np.abs(b))], axis=1)
+    assert (np.abs(cam.project(X) - expected) <= PUSHBROOM_FORM_RTOL * scale).all()
     # A pushbroom camera is a two-slit camera with one slit at infinity.
     assert isinstance(cam, xslit.TwoSlitCamera)
     slit1, _ = cam.slits
