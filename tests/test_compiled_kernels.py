@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from tolerances import NULL_VECTOR_EPS_FACTOR
+from tolerances import NULL_VECTOR_ATOL, NULL_VECTOR_EPS_FACTOR
 
 import xslit
 from xslit import _jit
@@ -327,8 +327,6 @@ def test_leverages_are_the_numpy_paths(monkeypatch):
     eigenvectors to rounding and sign (Jacobi rotations instead of LAPACK's eigh), and None
     on both paths when the least eigenvalue is not isolated (two exact solutions)."""
     pytest.importorskip("numba")
-    from tolerances import NULL_VECTOR_ATOL
-
     rng = np.random.default_rng(24)
     s = random_two_view_scene(5, 300)
     design = design_rows(*normalize_axes(s["points1"], s["points2"], robust=True)[1])
@@ -348,6 +346,46 @@ def test_leverages_are_the_numpy_paths(monkeypatch):
     for b in ("numpy", "numba"):
         assert _on(b, monkeypatch, lambda: weighted_leverage(twice, np.arange(40),
                                                              np.ones(40), Scratch())) is None
+
+
+@pytest.mark.parametrize("sample_size", [15, 13])
+def test_iterated_least_squares_is_the_refits_loop(monkeypatch, sample_size):
+    """The epipolar problem's compiled iterated least squares gives the models of the loop of
+    its refits and residuals (RobustProblemBase's) bit for bit, and those of the numpy path to
+    rounding: annealed from a poor start, plain, thinned beyond the refits' row limit, and
+    None from a start whose inliers are fewer than a sample. The distances it leaves for the
+    next residuals are those computed."""
+    pytest.importorskip("numba")
+    from xslit.epipolar import estimate
+    from xslit.epipolar.minimal_sampling import epipolar_problem
+    from xslit.robust import RobustProblemBase
+
+    rng = np.random.default_rng(31)
+    s = random_two_view_scene(7, 600, sigma=0.5, outlier_ratio=0.4)
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    for rows, anneal, steps in ((None, 4.0, 2), (None, 1.0, 0), (250, 4.0, 2), (12, 1.0, 0)):
+        monkeypatch.setattr(estimate, "REFIT_ROWS", rows or estimate.REFIT_ROWS)
+        monkeypatch.setattr(_jit, "USE_NUMBA", True)
+        problem, generic, fresh = (epipolar_problem(s["points1"], s["points2"], sample_size)
+                                   for _ in range(3))
+        start = problem.model_from_pixels(F0 + 2e-3 * rng.normal(size=F0.shape))
+        inliers = problem.residuals(start[None])[0] < 1.5
+        if rows == 12:
+            inliers[np.flatnonzero(inliers)[rows:]] = False
+        args = (start, inliers, 1.5, 3, anneal, steps)
+        model, converged = problem.iterated_least_squares(*args)
+        model0, converged0 = RobustProblemBase.iterated_least_squares(generic, *args)
+        monkeypatch.setattr(_jit, "USE_NUMBA", False)
+        model1, _ = RobustProblemBase.iterated_least_squares(fresh, *args)
+        monkeypatch.setattr(_jit, "USE_NUMBA", True)
+        assert converged == converged0
+        if rows == 12:
+            assert model is None and model0 is None and model1 is None
+            continue
+        np.testing.assert_array_equal(model, model0)
+        np.testing.assert_allclose(model1, model0, rtol=0, atol=NULL_VECTOR_ATOL)
+        np.testing.assert_array_equal(problem.residuals(model[None])[0],
+                                      generic.residuals(model0[None].copy())[0])
 
 
 def test_candidates_are_the_numpy_paths(monkeypatch):

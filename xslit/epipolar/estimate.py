@@ -10,6 +10,7 @@ import numpy as np
 from .._checks import check_positive_int, check_probability, check_threshold
 from .._scratch import Scratch
 from ..robust import (
+    CONVERGED_CHANGE,
     LMEDS,
     MSAC,
     PROSAC,
@@ -31,6 +32,7 @@ from .linear import (
     denormalize_with,
     design_rows,
     gram_pass,
+    iterated_taubin_fits,
     minimal_null_vectors,
     normalize_axes,
     pulled_rows,
@@ -304,6 +306,31 @@ class EpipolarProblem(RobustProblemBase):
                              self.sample_size)
         return self._taubin(idx[~pulled])
 
+    def iterated_least_squares(self, model, inliers, threshold, iterations=3, anneal=1.0,
+                               anneal_steps=0):
+        """:meth:`xslit.robust.RobustProblemBase.iterated_least_squares` of :meth:`refit` and
+        :meth:`residuals`; with numba in one compiled call
+        (:func:`~xslit.epipolar.linear.iterated_taubin_fits`, the same tensors bit for bit),
+        whose Taubin fits are remembered as :meth:`refit`'s are and whose last distances are
+        those :meth:`residuals` gives next."""
+        thresholds = ([threshold * anneal ** (1.0 - i / anneal_steps)
+                       for i in range(anneal_steps)] if anneal > 1.0 and anneal_steps > 0
+                      else [])
+        compiled = iterated_taubin_fits(
+            self.design, self._rows, model, inliers, threshold, thresholds, iterations,
+            self.sample_size, REFIT_ROWS, CONVERGED_CHANGE, self.frame[:, 0, 0],
+            self.model_from_normalized, CONDITIONING_TOL)
+        if compiled is None:
+            return super().iterated_least_squares(model, inliers, threshold, iterations,
+                                                  anneal, anneal_steps)
+        fitted, converged, d, gn, fits = compiled
+        for rows, fit in fits:
+            self._remember(rows.tobytes(), fit)
+        if fitted is not None:
+            d.flags.writeable = gn.flags.writeable = False
+            self._last = (fitted.tobytes(), d, gn, fitted.shape)
+        return fitted, converged
+
     def leverage(self, model, inliers) -> np.ndarray | None:
         """Leverage ``h`` of each of the ``inliers`` (bool mask) on the least eigenvector of
         their Gram matrix weighted by the gradient norms of ``model`` (first-order
@@ -334,10 +361,15 @@ class EpipolarProblem(RobustProblemBase):
             fit = self._fits[key]
             return None if fit is None else fit.copy()
         fit = self._fit_rows(rows)
-        if len(self._fits) >= _REMEMBERED_FITS:
+        self._remember(key, fit)
+        return None if fit is None else fit.copy()
+
+    def _remember(self, key, fit) -> None:
+        """Remember Taubin's ``fit`` (None: degenerate) of the rows whose indices' bytes are
+        ``key``, forgetting the oldest beyond :data:`_REMEMBERED_FITS`."""
+        if key not in self._fits and len(self._fits) >= _REMEMBERED_FITS:
             del self._fits[next(iter(self._fits))]  # the oldest
         self._fits[key] = fit
-        return None if fit is None else fit.copy()
 
     def _fit_rows(self, rows):
         """:meth:`_taubin` without the memory of earlier fits."""

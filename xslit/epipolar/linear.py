@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _jit
 from .._checks import check_array, check_batch, check_finite, check_point_pair
-from .tensor import kron_modes
+from .tensor import kron_modes, sampson_rows_into
 
 __all__ = [
     "MIN_LINEAR_POINTS",
@@ -29,6 +29,7 @@ __all__ = [
     "eigen_tall",
     "gram_pass",
     "inverse_iteration",
+    "iterated_taubin_fits",
     "least_eigenvector",
     "minimal_null_vectors",
     "normalize_axes",
@@ -1087,8 +1088,9 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
     :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh`,
     :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into`,
-    :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen` and :func:`_nb_taubin_vector` (the
-    module's names then hold the compiled kernels); False
+    :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen`, :func:`_nb_taubin_vector`,
+    :func:`~xslit.epipolar.tensor.sampson_rows_into`, :func:`_nb_thinned_rows` and
+    :func:`_nb_iterated_taubin` (the module's names then hold the compiled kernels); False
     when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
@@ -1099,7 +1101,9 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_nearly_diagonal_eigh",
                                             "_nb_taubin_basis_rows",
                                             "_nb_denormalize_into", "_nb_denormalize_rows",
-                                            "_nb_taubin_eigen", "_nb_taubin_vector"))
+                                            "_nb_taubin_eigen", "_nb_taubin_vector",
+                                            "sampson_rows_into", "_nb_thinned_rows",
+                                            "_nb_iterated_taubin"))
 
 
 def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
@@ -1275,3 +1279,191 @@ def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, refine, syrk,
     gemv(trans.ctypes, m.ctypes, k.ctypes, one.ctypes, Y[0, 1:].ctypes, lda.ctypes,
          inverse_gap.ctypes, inc.ctypes, zero.ctypes, h.ctypes, inc.ctypes)
     return True
+
+
+def iterated_taubin_fits(design, rows, model, inliers, threshold, thresholds, iterations,
+                         sample_size, max_rows, change, scales, K, tol):
+    """Iterated least squares of the epipolar tensor in one compiled call
+    (:func:`_nb_iterated_taubin`), or None without numba.
+
+    The steps of :func:`xslit.robust.iterated_least_squares` on
+    :class:`~xslit.epipolar.estimate.EpipolarProblem`, whose refits and residuals these are:
+    Taubin's fits of the correspondences within each of the annealing's ``thresholds``
+    (without the leverage guard), then up to ``iterations`` refits at ``threshold`` with the
+    guard (:func:`weighted_leverage` on the rows weighted by the current tensor's gradient
+    norms, :func:`pulled_rows` of the distances to the refined eigenvector's tensor, Taubin's
+    fit of the rest), each followed by the Sampson distances of all correspondences, until at
+    most ``change`` of the inliers change. The same BLAS and LAPACK calls on the same numbers
+    as those functions' compiled kernels in that order: the same tensors, bit for bit, without
+    a Python call around each of them (at 1,000 correspondences the calls cost as much as
+    the arithmetic; on 100-200 correspondences, several times more).
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design matrix (:func:`design_rows`) of coordinates normalised with
+        ``x_n = s_k (x - m_k)``.
+    rows : xslit.epipolar.tensor.SampsonRows
+        The same correspondences, for the Sampson distances of the tensors ``K`` maps to.
+    model : (2, 2, 2, 2) or (16,) ndarray
+        Starting tensor (of the frame ``K`` maps to).
+    inliers : (N,) bool ndarray
+        Its inliers at ``threshold`` (used when ``thresholds`` is empty).
+    threshold : float
+    thresholds : (k,) ndarray
+        The annealing's thresholds, in the order of its fits (may be empty).
+    iterations, sample_size, max_rows : int
+        Refits at ``threshold`` at most, the sample size (fewer rows give no fit; as many
+        inliers end the iteration), and the rows of a fit at most (more are thinned evenly
+        to every ``k``-th).
+    change : float
+        Fraction of the inliers whose change still counts as converged.
+    scales : (4,) ndarray
+        ``s_k`` of each axis.
+    K : (16, 16) ndarray
+        Map of normalised tensors to models (:func:`denormalize_with`).
+    tol : float
+        Least conditioning of a fit (:func:`taubin_fit_from_design`).
+
+    Returns
+    -------
+    None without numba, else a tuple of
+
+    model : (2, 2, 2, 2) ndarray or None
+        The last tensor fitted (None when the first fit is degenerate).
+    converged : bool
+    distances, norms : (N,) ndarray
+        Sampson distances and gradient norms of ``model`` (of the starting tensor when None).
+    fits : list of (rows, fit)
+        The Taubin fits made: the rows (indices) and the tensor (None when degenerate).
+    """
+    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
+        return None
+    n = design.shape[0]
+    steps = len(thresholds) + iterations
+    out, d, gn = np.empty(16), np.empty((1, n)), np.empty((1, n))
+    fit_rows, fit_sizes = np.empty((steps, n), np.intp), np.full(steps, -1, np.intp)
+    fit_models, fit_ok = np.empty((steps, 16)), np.zeros(steps, bool)
+    status = _nb_iterated_taubin(
+        np.ascontiguousarray(design, dtype=float), rows.a, rows.c, rows.x, rows.y, rows.xp,
+        rows.yp, np.ascontiguousarray(model, dtype=float).reshape(16),
+        np.ascontiguousarray(inliers, dtype=bool), float(threshold),
+        np.asarray(thresholds, dtype=float), int(iterations), int(sample_size),
+        int(max_rows), float(change), np.square(scales), _TAUBIN_SOURCE, _TAUBIN_TARGET,
+        np.ascontiguousarray(K, dtype=float), float(tol), out, d, gn, fit_rows, fit_sizes,
+        fit_models, fit_ok, *_jit.lapack_routines("dsyrk", "dsygv", "dgemv"))
+    fits = []
+    for k in range(steps):
+        size = fit_sizes[k]
+        if size < 0:
+            break
+        fits.append((fit_rows[k, :size],
+                     fit_models[k].reshape(2, 2, 2, 2) if fit_ok[k] else None))
+    return (None if status < 0 else out.reshape(2, 2, 2, 2)), status == 1, d[0], gn[0], fits
+
+
+def _nb_thinned_rows(mask, max_rows, rows):  # pragma: no cover - compiled
+    """The indices of ``mask`` (N,) into ``rows``, every ``k``-th of them when more than
+    ``max_rows`` (``k`` the least that leaves at most ``max_rows``, as
+    :meth:`~xslit.epipolar.estimate.EpipolarProblem.refit` thins); returns their number."""
+    total = 0
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            rows[total] = i
+            total += 1
+    if total <= max_rows:
+        return total
+    step = -(-total // max_rows)
+    m = 0
+    for j in range(0, total, step):
+        rows[m] = rows[j]
+        m += 1
+    return m
+
+
+def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, thresholds,
+                        iterations, sample_size, max_rows, change, s2, source, target, K, tol,
+                        out, d, gn, fit_rows, fit_sizes, fit_models, fit_ok, syrk, sygv,
+                        gemv):  # pragma: no cover - compiled
+    """:func:`iterated_taubin_fits` into ``out`` (16,) (the last tensor), ``d``, ``gn``
+    (1, N) (its distances and gradient norms) and the fits' rows, sizes, tensors and
+    success (for numba, :func:`_compiled_row_kernels`). Returns -1 when no tensor was fitted, 1 when converged, else 0. The kernels
+    of :func:`taubin_fit_from_design`, :func:`weighted_leverage`, :func:`denormalize_with`,
+    :func:`pulled_rows` and :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the order
+    of the loop's calls."""
+    n_all = design.shape[0]
+    rows, kept = np.empty(n_all, np.intp), np.empty(n_all, np.intp)
+    D, Y, h = np.empty((n_all, 16)), np.empty((n_all, 16)), np.empty(n_all)
+    V, V1, w1 = np.empty((16, 16)), np.empty((16, 16)), np.empty(16)
+    f, fit = np.empty(16), np.empty(16)
+    dv, gv = np.empty((1, n_all)), np.empty((1, n_all))
+    dsel, pulled = np.empty(n_all), np.empty(n_all, np.bool_)
+    inl, inl_new, within = inliers.copy(), np.empty(n_all, np.bool_), np.empty(n_all, np.bool_)
+    out[:] = model
+    fitted = False
+    fits = 0
+    sampson_rows_into(out.reshape(1, 4, 4), a, c, x, y, xp, yp, False, d, gn)
+    for t in thresholds:
+        for i in range(n_all):
+            within[i] = d[0, i] < t
+        n = _nb_thinned_rows(within, max_rows, rows)
+        if n < sample_size:
+            break
+        ok = _nb_taubin_rows(design, rows[:n], s2, source, target, K, tol, D[:n], fit, syrk,
+                             sygv)
+        fit_rows[fits, :n] = rows[:n]
+        fit_ok[fits] = ok
+        fit_sizes[fits] = n
+        fit_models[fits] = fit
+        fits += 1
+        if not ok:
+            break
+        out[:] = fit
+        fitted = True
+        sampson_rows_into(out.reshape(1, 4, 4), a, c, x, y, xp, yp, False, d, gn)
+    if thresholds.shape[0] > 0:
+        for i in range(n_all):
+            inl[i] = d[0, i] < threshold
+    for _ in range(iterations):
+        n = _nb_thinned_rows(inl, max_rows, rows)
+        if n < sample_size:
+            return 0 if fitted else -1
+        m = n
+        kept[:n] = rows[:n]
+        if _nb_leverage(design, rows[:n], gn[0], D[:n], Y[:n], h[:n], V, V1, w1, True, syrk,
+                        gemv):
+            _nb_denormalize_into(np.ascontiguousarray(V[:, 0]), K, f)
+            sampson_rows_into(f.reshape(1, 4, 4), a, c, x, y, xp, yp, False, dv, gv)
+            for i in range(n):
+                dsel[i] = dv[0, rows[i]]
+            _nb_pulled_rows(dsel[:n], h[:n], D[:n], V1, w1, K, threshold, sample_size,
+                            pulled[:n])
+            m = 0
+            for i in range(n):
+                if not pulled[i]:
+                    kept[m] = rows[i]
+                    m += 1
+        ok = _nb_taubin_rows(design, kept[:m], s2, source, target, K, tol, D[:m], fit, syrk,
+                             sygv)
+        fit_rows[fits, :m] = kept[:m]
+        fit_ok[fits] = ok
+        fit_sizes[fits] = m
+        fit_models[fits] = fit
+        fits += 1
+        if not ok:
+            return 0 if fitted else -1
+        out[:] = fit
+        fitted = True
+        sampson_rows_into(out.reshape(1, 4, 4), a, c, x, y, xp, yp, False, d, gn)
+        count, count_new, changed = 0, 0, 0
+        for i in range(n_all):
+            inl_new[i] = d[0, i] < threshold
+            count += inl[i]
+            count_new += inl_new[i]
+            changed += inl[i] != inl_new[i]
+        if count_new <= sample_size:
+            return 0
+        if changed <= change * count:
+            return 1
+        inl[:] = inl_new
+    return 0

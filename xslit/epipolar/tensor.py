@@ -41,6 +41,7 @@ __all__ = [
     "sampson_distance_pairs",
     "sampson_jacobian_op",
     "sampson_operator",
+    "sampson_rows_into",
     "tensor_gradient",
 ]
 
@@ -350,7 +351,7 @@ def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False, scratch=None):
     The distances overwrite ``e`` (returned); the gradient norms, also returned, and the
     temporaries live in ``scratch`` (a fresh :class:`~xslit._scratch.Scratch` by default).
     With numba, :meth:`SampsonRows.distances` computes the same numbers point by point in one
-    compiled pass (:func:`_nb_sampson`), products included.
+    compiled pass (:func:`sampson_rows_into`), products included.
     """
     scratch = Scratch() if scratch is None else scratch
     t, gn = scratch.get("t", e.shape), scratch.get("gn", e.shape)
@@ -371,10 +372,16 @@ def _sampson_kernel(e, aM, Mc, x, y, xp, yp, signed=False, scratch=None):
     return e, gn
 
 
-def _nb_sampson(Ms, a, c, x, y, xp, yp, signed, d, gn):  # pragma: no cover - compiled
-    """:func:`_sampson_kernel` of the products of each ``Ms[m]`` (4, 4) with the rows ``a``,
-    ``c`` (4, N), computed point by point in one pass (for numba, :func:`_compiled_sampson`):
-    the distances go to ``d`` and the gradient norms to ``gn`` (M, N)."""
+def sampson_rows_into(Ms, a, c, x, y, xp, yp, signed, d, gn):  # pragma: no cover - compiled
+    """Sampson distances of the tensors ``Ms`` (M, 4, 4) (unfoldings) on the rows ``a``, ``c``
+    (4, N) of :class:`SampsonRows` and the coordinates ``x, y, x', y'`` (N,), point by point
+    in one pass: the distances (signed with ``signed``) go to ``d`` and the gradient norms to
+    ``gn`` (M, N).
+
+    A kernel for numba's nopython mode (compiled by :func:`_compiled_sampson`, and by other
+    modules' kernels that call it): :func:`_sampson_kernel`'s numbers from the products of
+    each ``Ms[m]`` with the rows.
+    """
     for m in range(Ms.shape[0]):
         M = Ms[m]
         for n in range(a.shape[1]):
@@ -428,9 +435,10 @@ def _compiled_sampson_pairs():
 
 @functools.cache
 def _compiled_sampson():
-    """The compiled :func:`_nb_sampson`, or None when numba cannot be imported (compiled on
-    the first call, cached on disk)."""
-    return _nb_sampson if _jit.compile_kernels(globals(), ("_nb_sampson",)) else None
+    """The compiled :func:`sampson_rows_into`, or None when numba cannot be imported (compiled
+    on the first call, cached on disk)."""
+    return (sampson_rows_into if _jit.compile_kernels(globals(), ("sampson_rows_into",))
+            else None)
 
 
 def sampson_distance_op(G, F, signed: bool = False) -> np.ndarray:

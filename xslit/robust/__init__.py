@@ -1,6 +1,7 @@
 """The generic robust-estimation loop, independent of the model."""
 
 from .loop import (
+    CONVERGED_CHANGE,
     LMEDS,
     MSAC,
     PROSAC,
@@ -30,6 +31,7 @@ from .sampling import (
 )
 
 __all__ = [
+    "CONVERGED_CHANGE",
     "LMEDS",
     "MSAC",
     "PROSAC",

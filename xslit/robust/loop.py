@@ -79,7 +79,7 @@ PROSAC = "prosac"
 class RobustProblem(Protocol):
     """What the loop needs from a model.
 
-    The first five members are required. The last three have defaults in
+    The first five members are required. The last four have defaults in
     :class:`RobustProblemBase`, which a problem may inherit from.
     """
 
@@ -128,6 +128,13 @@ class RobustProblem(Protocol):
         """Point indices ``(n,)`` by decreasing quality, the PROSAC order when none is given,
         or None (PROSAC then needs an explicit order)."""
 
+    def iterated_least_squares(self, model: np.ndarray, inliers: np.ndarray, threshold: float,
+                               iterations: int, anneal: float, anneal_steps: int
+                               ) -> tuple[np.ndarray | None, bool]:
+        """:func:`iterated_least_squares` of this problem on validated input: the same
+        models as the loop of :meth:`refit` and :meth:`residuals` that
+        :class:`RobustProblemBase` runs (a problem may run it in fewer, compiled calls)."""
+
 
 class RobustProblemBase:
     """Defaults of the optional members of :class:`RobustProblem`."""
@@ -141,6 +148,12 @@ class RobustProblemBase:
     def quality_order(self, rng):
         """No quality order: PROSAC needs one from the caller."""
         return None
+
+    def iterated_least_squares(self, model, inliers, threshold, iterations=3, anneal=1.0,
+                               anneal_steps=0):
+        """:func:`iterated_least_squares` by :meth:`RobustProblem.refit` and
+        :meth:`RobustProblem.residuals`, one call each per step."""
+        return _refits(self, model, inliers, threshold, iterations, anneal, anneal_steps)
 
 
 @dataclass
@@ -798,7 +811,15 @@ def iterated_least_squares(problem: RobustProblem, model, inliers, threshold: fl
 
 def _iterated_least_squares(problem, model, inliers, threshold, iterations=3, anneal=1.0,
                             anneal_steps=0):
-    """:func:`iterated_least_squares` on validated input (the loop's kernel)."""
+    """:func:`iterated_least_squares` on validated input (the loop's kernel): the
+    problem's own (:meth:`RobustProblem.iterated_least_squares`)."""
+    return problem.iterated_least_squares(model, inliers, threshold, iterations, anneal,
+                                          anneal_steps)
+
+
+def _refits(problem, model, inliers, threshold, iterations, anneal, anneal_steps):
+    """:func:`iterated_least_squares` by the problem's refits and residuals (the default
+    of :meth:`RobustProblemBase.iterated_least_squares`)."""
     thr = threshold
     current, fitted = model, False
     if anneal > 1.0 and anneal_steps > 0:
