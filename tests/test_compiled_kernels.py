@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from tolerances import NULL_VECTOR_ATOL, NULL_VECTOR_EPS_FACTOR
+from tolerances import NULL_VECTOR_ATOL, NULL_VECTOR_EPS_FACTOR, SAME_FIT_RTOL
 
 import xslit
 from xslit import _jit
@@ -386,6 +386,38 @@ def test_iterated_least_squares_is_the_refits_loop(monkeypatch, sample_size):
         np.testing.assert_allclose(model1, model0, rtol=0, atol=NULL_VECTOR_ATOL)
         np.testing.assert_array_equal(problem.residuals(model[None])[0],
                                       generic.residuals(model0[None].copy())[0])
+
+
+def test_best_fits_of_samples_are_the_fits_and_scores(monkeypatch):
+    """The epipolar problem's compiled best of local optimisation's inner fits: the fit and
+    loss of fit_samples, residuals and msac_loss (RobustProblemBase's) bit for bit, on all
+    correspondences and on a verification subset, and the numpy path's to rounding; samples
+    of 15 rows (fitted as minimal ones) take the generic path. The loss is numpy's pairwise
+    sum, which the kernel replays."""
+    pytest.importorskip("numba")
+    from xslit.epipolar.minimal_sampling import epipolar_problem
+    from xslit.robust import RobustProblemBase
+
+    rng = np.random.default_rng(32)
+    s = random_two_view_scene(8, 700, sigma=0.5, outlier_ratio=0.3)
+    F0 = xslit.computeEpipolarTensor(s["camera1"], s["camera2"])
+    monkeypatch.setattr(_jit, "USE_NUMBA", True)
+    problem = epipolar_problem(s["points1"], s["points2"])
+    model = problem.model_from_pixels(F0 + 1e-3 * rng.normal(size=F0.shape))
+    inliers = np.flatnonzero(problem.residuals(model[None])[0] < 1.5)
+    # Subsets across the block sizes of numpy's pairwise sum (8 and 128 values).
+    for m, subset in ((120, None), (40, rng.choice(700, 256, replace=False)), (15, None),
+                      *((30, rng.choice(700, k, replace=False)) for k in (5, 128, 129, 300))):
+        samples = np.stack([rng.choice(inliers, m, replace=False) for _ in range(6)])
+        fit, loss = problem.best_fit(samples, model, subset, 1.5)
+        fit0, loss0 = RobustProblemBase.best_fit(problem, samples, model, subset, 1.5)
+        monkeypatch.setattr(_jit, "USE_NUMBA", False)
+        fit1, loss1 = RobustProblemBase.best_fit(problem, samples, model, subset, 1.5)
+        monkeypatch.setattr(_jit, "USE_NUMBA", True)
+        np.testing.assert_array_equal(fit, fit0)
+        assert loss == loss0
+        np.testing.assert_allclose(fit1, fit0, rtol=0, atol=NULL_VECTOR_ATOL)
+        assert loss1 == pytest.approx(loss0, rel=SAME_FIT_RTOL)
 
 
 def test_candidates_are_the_numpy_paths(monkeypatch):

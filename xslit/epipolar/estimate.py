@@ -28,6 +28,7 @@ from ..robust import (
 from .family import search_family
 from .linear import (
     MIN_LINEAR_POINTS,
+    best_sample_fit,
     conditioning_from_eigenvalues,
     denormalize_with,
     design_rows,
@@ -224,10 +225,31 @@ class EpipolarProblem(RobustProblemBase):
         return denormalize_with(f[ok], self.model_from_normalized), np.flatnonzero(ok)
 
     def residuals(self, models, subset=None):
+        if subset is None and len(models) == 1:
+            return self._single(models[0])[0][None]
+        return self._evaluator(subset).distances(models)
+
+    def best_fit(self, samples, near, subset, threshold):
+        """:meth:`xslit.robust.RobustProblemBase.best_fit` of :meth:`fit_samples` and
+        :meth:`residuals`; with numba, for samples larger than a minimal one, in one compiled
+        call (:func:`~xslit.epipolar.linear.best_sample_fit`: the same fit and loss bit for
+        bit)."""
+        samples = np.asarray(samples)
+        found = None
+        if samples.shape[1] not in (MIN_LINEAR_POINTS, self.sample_size):
+            found = best_sample_fit(
+                self.design, self._evaluator(subset), samples,
+                np.asarray(near, dtype=float).reshape(16) @ self.normalized_from_model,
+                self.model_from_normalized, threshold)
+        if found is None:
+            return super().best_fit(samples, near, subset, threshold)
+        return found
+
+    def _evaluator(self, subset):
+        """The :class:`~xslit.epipolar.tensor.SampsonRows` of the correspondences ``subset``
+        (indices; all of them for None)."""
         if subset is None:
-            if len(models) == 1:
-                return self._single(models[0])[0][None]
-            return self._rows.distances(models)
+            return self._rows
         # The loop passes one verification subset: its evaluator is built once, and rebuilt
         # only for other indices (the same array object is the same indices).
         if subset is not self._subset_given and (self._subset is None
@@ -235,7 +257,7 @@ class EpipolarProblem(RobustProblemBase):
             self._subset = np.array(subset)
             self._rows_subset = self._rows.subset(self._subset)
         self._subset_given = subset
-        return self._rows_subset.distances(models)
+        return self._rows_subset
 
     def _single(self, model):
         """Distances and gradient norms ``(N,)`` of one model on all points (read-only; the

@@ -22,6 +22,7 @@ from .tensor import kron_modes, sampson_rows_into
 __all__ = [
     "MIN_LINEAR_POINTS",
     "axis_normalization",
+    "best_sample_fit",
     "conditioning_from_eigenvalues",
     "denormalize",
     "denormalize_with",
@@ -1089,8 +1090,9 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh`,
     :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into`,
     :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen`, :func:`_nb_taubin_vector`,
-    :func:`~xslit.epipolar.tensor.sampson_rows_into`, :func:`_nb_thinned_rows` and
-    :func:`_nb_iterated_taubin` (the module's names then hold the compiled kernels); False
+    :func:`~xslit.epipolar.tensor.sampson_rows_into`, :func:`_nb_thinned_rows`,
+    :func:`_nb_iterated_taubin`, :func:`_nb_block_sum`, :func:`_nb_pairwise_sum` and
+    :func:`_nb_best_sample_fit` (the module's names then hold the compiled kernels); False
     when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
@@ -1103,7 +1105,8 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_denormalize_into", "_nb_denormalize_rows",
                                             "_nb_taubin_eigen", "_nb_taubin_vector",
                                             "sampson_rows_into", "_nb_thinned_rows",
-                                            "_nb_iterated_taubin"))
+                                            "_nb_iterated_taubin", "_nb_block_sum",
+                                            "_nb_pairwise_sum", "_nb_best_sample_fit"))
 
 
 def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
@@ -1467,3 +1470,131 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
             return 1
         inl[:] = inl_new
     return 0
+
+
+def best_sample_fit(design, rows, samples, start, K, threshold, steps: int = 8):
+    """The fit of least truncated quadratic loss among the fits of the ``samples`` of design
+    rows by inverse iteration from ``start``, in one compiled call (:func:`_nb_best_sample_fit`),
+    or None without numba.
+
+    The fits are those of :func:`sample_inverse_iteration` mapped by ``K``
+    (:func:`denormalize_with`); each is scored by the loss
+    ``sum_i min(d_i^2, threshold^2)`` of its Sampson distances on the correspondences of
+    ``rows`` (:func:`xslit.robust.msac_loss`, summed in numpy's pairwise order): the same
+    fits and losses as those functions give, bit for bit.
+
+    Parameters
+    ----------
+    design : (N, 16) ndarray
+        C-contiguous design rows.
+    rows : xslit.epipolar.tensor.SampsonRows
+        The correspondences that score the fits.
+    samples : (B, m) int ndarray
+        Row indices of each sample (B >= 1).
+    start : (16,) ndarray
+        A vector near all the least eigenvectors (normalised frame).
+    K : (16, 16) ndarray
+        Map of normalised tensors to the frame of ``rows``.
+    threshold : float
+    steps : int
+        Inverse-iteration steps.
+
+    Returns
+    -------
+    None without numba, else the best fit (2, 2, 2, 2) and its loss.
+    """
+    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
+        return None
+    fits = np.empty((len(samples), 16))
+    n = len(rows.x)
+    k, loss = _nb_best_sample_fit(
+        design, np.asarray(samples, dtype=np.intp),
+        np.ascontiguousarray(start, dtype=float).reshape(16), steps,
+        np.ascontiguousarray(K, dtype=float), rows.a, rows.c, rows.x, rows.y, rows.xp, rows.yp,
+        float(threshold) * float(threshold), fits, np.empty((1, n)), np.empty((1, n)),
+        *_jit.lapack_routines("dsyrk"))
+    return fits[k].reshape(2, 2, 2, 2), loss
+
+
+def _nb_block_sum(a, start, n):  # pragma: no cover - compiled
+    """``a[start:start + n].sum()`` for ``n <= 128`` in numpy's order (its pairwise summation's
+    block: eight running sums, then the rest one by one; fewer than eight values in turn)."""
+    if n < 8:
+        res = 0.0
+        for i in range(start, start + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+    r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
+    i = start + 8
+    stop = start + n - n % 8
+    while i < stop:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < start + n:
+        res += a[i]
+        i += 1
+    return res
+
+
+def _nb_pairwise_sum(a, n):  # pragma: no cover - compiled
+    """``a[:n].sum()`` in numpy's order (for numba, :func:`_compiled_row_kernels`): blocks of
+    at most 128 values (:func:`_nb_block_sum`) from halving at multiples of eight, the halves'
+    sums added, as numpy's recursion does (here with a stack: a kernel cached on disk must
+    not call itself)."""
+    if n <= 128:
+        return _nb_block_sum(a, 0, n)
+    first, size, stage = np.empty(64, np.intp), np.empty(64, np.intp), np.zeros(64, np.intp)
+    sums = np.empty(64)
+    top, count = 0, 0
+    first[0], size[0] = 0, n
+    while top >= 0:
+        m = size[top]
+        if m <= 128:
+            sums[count] = _nb_block_sum(a, first[top], m)
+            count += 1
+            top -= 1
+        elif stage[top] == 2:  # both halves summed: their sum replaces them
+            sums[count - 2] = sums[count - 2] + sums[count - 1]
+            count -= 1
+            top -= 1
+        else:
+            half = m // 2
+            half -= half % 8
+            stage[top] += 1
+            left = stage[top] == 1
+            first[top + 1] = first[top] if left else first[top] + half
+            size[top + 1] = half if left else m - half
+            stage[top + 1] = 0
+            top += 1
+    return sums[0]
+
+
+def _nb_best_sample_fit(design, samples, start, steps, K, a, c, x, y, xp, yp, t2, fits, d, gn,
+                        syrk):  # pragma: no cover - compiled
+    """:func:`best_sample_fit`: the fits into ``fits`` (B, 16); returns the index of the best
+    and its loss (for numba, :func:`_compiled_row_kernels`). The kernels of
+    :func:`sample_inverse_iteration`, :func:`denormalize_with` and
+    :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the loop's order, then numpy's
+    ``np.minimum(d * d, t2).sum()`` and ``argmin`` (the first least)."""
+    f = np.empty((samples.shape[0], 16))
+    _nb_sample_inverse_iteration(design, samples, start, steps, f, syrk)
+    _nb_denormalize_rows(f, K, fits)
+    n = a.shape[1]
+    best, best_loss = 0, 0.0
+    for b in range(samples.shape[0]):
+        sampson_rows_into(fits[b].reshape(1, 4, 4), a, c, x, y, xp, yp, False, d, gn)
+        for i in range(n):
+            d[0, i] = min(d[0, i] * d[0, i], t2)
+        loss = 0.0 + _nb_pairwise_sum(d[0], n)
+        if b == 0 or loss < best_loss:
+            best, best_loss = b, loss
+    return best, best_loss

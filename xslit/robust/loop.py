@@ -79,7 +79,7 @@ PROSAC = "prosac"
 class RobustProblem(Protocol):
     """What the loop needs from a model.
 
-    The first five members are required. The last four have defaults in
+    The first five members are required. The last five have defaults in
     :class:`RobustProblemBase`, which a problem may inherit from.
     """
 
@@ -128,6 +128,14 @@ class RobustProblem(Protocol):
         """Point indices ``(n,)`` by decreasing quality, the PROSAC order when none is given,
         or None (PROSAC then needs an explicit order)."""
 
+    def best_fit(self, samples: np.ndarray, near: np.ndarray, subset: np.ndarray | None,
+                 threshold: float) -> tuple[np.ndarray, float] | None:
+        """The model of least MSAC loss (:func:`msac_loss`) on the points ``subset`` (all for
+        None) among the fits of the larger-than-minimal ``samples`` ``(B, m)`` near the model
+        ``near``, and that loss; None when no sample gives a model. The default
+        (:class:`RobustProblemBase`) fits them with :meth:`fit_samples` and scores them with
+        :meth:`residuals` (a problem may do both in fewer, compiled calls)."""
+
     def iterated_least_squares(self, model: np.ndarray, inliers: np.ndarray, threshold: float,
                                iterations: int, anneal: float, anneal_steps: int
                                ) -> tuple[np.ndarray | None, bool]:
@@ -148,6 +156,16 @@ class RobustProblemBase:
     def quality_order(self, rng):
         """No quality order: PROSAC needs one from the caller."""
         return None
+
+    def best_fit(self, samples, near, subset, threshold):
+        """:meth:`RobustProblem.best_fit` by :meth:`RobustProblem.fit_samples` and
+        :meth:`RobustProblem.residuals`."""
+        fits, _ = self.fit_samples(samples, near=near)
+        if not len(fits):
+            return None
+        ranked = _msac_loss(self.residuals(fits, subset), threshold)
+        k = int(np.argmin(ranked))
+        return fits[k], ranked[k]
 
     def iterated_least_squares(self, model, inliers, threshold, iterations=3, anneal=1.0,
                                anneal_steps=0):
@@ -861,16 +879,15 @@ def _best_inner_fit(problem, model, residuals, loss, opt: RobustOptions, rng, su
     if m <= s or opt.lo_iterations <= 0:
         return None
     picks = idx[disjoint_samples(rng, len(idx), m, opt.lo_iterations)]
-    fits, _ = problem.fit_samples(picks, near=model)
-    if not len(fits):
+    found = problem.best_fit(picks, model, subset, thr)
+    if found is None:
         return None
-    ranked = _msac_loss(problem.residuals(fits, subset), thr)
-    k = int(np.argmin(ranked))
-    if not ranked[k] < (loss if subset is None else _msac_loss(residuals[subset], thr)):
+    fit, ranked = found
+    if not ranked < (loss if subset is None else _msac_loss(residuals[subset], thr)):
         return None
-    r = _residuals_of(problem, fits[k])
+    r = _residuals_of(problem, fit)
     fit_loss = _msac_loss(r, thr)
-    return (fits[k], r, fit_loss) if fit_loss < loss else None
+    return (fit, r, fit_loss) if fit_loss < loss else None
 
 
 def _local_optimization(problem, model, residuals, opt: RobustOptions, rng, subset=None):
