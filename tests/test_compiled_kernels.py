@@ -386,6 +386,15 @@ def test_iterated_least_squares_is_the_refits_loop(monkeypatch, sample_size):
         np.testing.assert_allclose(model1, model0, rtol=0, atol=NULL_VECTOR_ATOL)
         np.testing.assert_array_equal(problem.residuals(model[None])[0],
                                       generic.residuals(model0[None].copy())[0])
+        # Again, with every fit taken from the problem's memory of them.
+        again, _ = problem.iterated_least_squares(*args)
+        np.testing.assert_array_equal(again, model)
+        # The second polishes' annealing from the result, on its own and in the loop of refits.
+        factors = (2.0, 1.5, 1.0)
+        annealed = problem.annealed_fit(model, 1.5, factors)
+        monkeypatch.setattr(estimate, "iterated_taubin_fits", lambda *a: None)
+        np.testing.assert_array_equal(annealed, generic.annealed_fit(model, 1.5, factors))
+        monkeypatch.undo()
 
 
 def test_best_fits_of_samples_are_the_fits_and_scores(monkeypatch):

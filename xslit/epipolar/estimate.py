@@ -194,7 +194,15 @@ class EpipolarProblem(RobustProblemBase):
         self._scratch = Scratch()
         self._last = (None, None, None, None)  # (model's bytes, distances, norms, shape)
         self._subset_given = None  # the last verification subset passed to residuals
-        self._fits = {}  # Taubin's fits by their rows (:meth:`_taubin`)
+        # Taubin's fits remembered by their rows (:meth:`_taubin`): the rows' bytes give a
+        # slot of the arrays (rows, their number, the fit, whether it succeeded) that the
+        # compiled refits search too; the slots are reused oldest first.
+        self._fits = {}
+        self._fit_keys = [None] * _REMEMBERED_FITS
+        self._memory = (np.empty((_REMEMBERED_FITS, self.n_points), np.intp),
+                        np.full(_REMEMBERED_FITS, -1, np.intp), np.empty((_REMEMBERED_FITS, 16)),
+                        np.zeros(_REMEMBERED_FITS, bool))
+        self._next_slot = 0
 
     def pixels_from_model(self, model) -> np.ndarray:
         """The tensor of the original pixels, ``(2, 2, 2, 2)`` of unit norm, of a model of the
@@ -341,17 +349,44 @@ class EpipolarProblem(RobustProblemBase):
         compiled = iterated_taubin_fits(
             self.design, self._rows, model, inliers, threshold, thresholds, iterations,
             self.sample_size, REFIT_ROWS, CONVERGED_CHANGE, self.frame[:, 0, 0],
-            self.model_from_normalized, CONDITIONING_TOL)
+            self.model_from_normalized, CONDITIONING_TOL, self._memory)
         if compiled is None:
             return super().iterated_least_squares(model, inliers, threshold, iterations,
                                                   anneal, anneal_steps)
-        fitted, converged, d, gn, fits = compiled
+        return self._recorded(*compiled)
+
+    def _recorded(self, fitted, converged, d, gn, fits):
+        """The tensor and convergence of :func:`~xslit.epipolar.linear.iterated_taubin_fits`,
+        its ``fits`` remembered and its distances ``d`` and norms ``gn`` those of the next
+        residuals of ``fitted``."""
         for rows, fit in fits:
-            self._remember(rows.tobytes(), fit)
+            self._remember(rows, fit)
         if fitted is not None:
             d.flags.writeable = gn.flags.writeable = False
             self._last = (fitted.tobytes(), d, gn, fitted.shape)
         return fitted, converged
+
+    def annealed_fit(self, model, threshold, factors):
+        """Taubin's fits of the correspondences within ``k * threshold`` of the last fit, for
+        each ``k`` of ``factors`` in turn from ``model`` (:meth:`refit` of all of them, not
+        final), or None when one of them is degenerate. With numba in one compiled call
+        (:func:`~xslit.epipolar.linear.iterated_taubin_fits`), the same tensor bit for bit.
+        """
+        thresholds = [k * threshold for k in factors]
+        compiled = iterated_taubin_fits(
+            self.design, self._rows, model, np.zeros(self.n_points, bool), threshold,
+            thresholds, 0, self.sample_size, self.n_points, CONVERGED_CHANGE,
+            self.frame[:, 0, 0], self.model_from_normalized, CONDITIONING_TOL, self._memory)
+        if compiled is None:
+            for t in thresholds:
+                within = self.residuals(model[None])[0] < t
+                model = self.refit(model, within, t, final=False, thin=False)
+                if model is None:
+                    return None
+            return model
+        fits = compiled[-1]
+        fitted = self._recorded(*compiled)[0]
+        return fitted if len(fits) == len(thresholds) and fits[-1][1] is not None else None
 
     def leverage(self, model, inliers) -> np.ndarray | None:
         """Leverage ``h`` of each of the ``inliers`` (bool mask) on the least eigenvector of
@@ -378,20 +413,31 @@ class EpipolarProblem(RobustProblemBase):
         quarter of the fits at 1,000 correspondences. The last :data:`_REMEMBERED_FITS`
         fits are remembered by their rows and returned again (as copies).
         """
-        key = np.asarray(rows, dtype=np.intp).tobytes()
-        if key in self._fits:
-            fit = self._fits[key]
-            return None if fit is None else fit.copy()
+        rows = np.asarray(rows, dtype=np.intp)
+        key = rows.tobytes()
+        slot = self._fits.get(key)
+        if slot is not None:
+            _, _, models, ok = self._memory
+            return models[slot].reshape(2, 2, 2, 2).copy() if ok[slot] else None
         fit = self._fit_rows(rows)
-        self._remember(key, fit)
+        self._remember(rows, fit, key)
         return None if fit is None else fit.copy()
 
-    def _remember(self, key, fit) -> None:
-        """Remember Taubin's ``fit`` (None: degenerate) of the rows whose indices' bytes are
-        ``key``, forgetting the oldest beyond :data:`_REMEMBERED_FITS`."""
-        if key not in self._fits and len(self._fits) >= _REMEMBERED_FITS:
-            del self._fits[next(iter(self._fits))]  # the oldest
-        self._fits[key] = fit
+    def _remember(self, rows, fit, key=None) -> None:
+        """Remember Taubin's ``fit`` (None: degenerate) of ``rows`` (indices; ``key`` their
+        bytes) in the oldest slot."""
+        key = rows.tobytes() if key is None else key
+        if key in self._fits:
+            return
+        slot = self._next_slot
+        if self._fit_keys[slot] is not None:
+            del self._fits[self._fit_keys[slot]]
+        table, sizes, models, ok = self._memory
+        table[slot, :len(rows)], sizes[slot], ok[slot] = rows, len(rows), fit is not None
+        if fit is not None:
+            models[slot] = fit.reshape(16)
+        self._fits[key], self._fit_keys[slot] = slot, key
+        self._next_slot = (slot + 1) % _REMEMBERED_FITS
 
     def _fit_rows(self, rows):
         """:meth:`_taubin` without the memory of earlier fits."""
@@ -650,13 +696,8 @@ def _second_polishes(problem, points1, points2, est, fit, threshold,
             kept = est.inliers.copy()
             kept[np.flatnonzero(est.inliers)[high]] = False
             trimmed = problem.refit(model0, kept, threshold, final=False, thin=False)
-    model = model0
-    for k in _FINAL_ANNEAL_FACTORS:
-        within = problem.residuals(model[None])[0] < k * threshold
-        model = problem.refit(model, within, k * threshold, final=False, thin=False)
-        if model is None:
-            break
-    else:
+    model = problem.annealed_fit(model0, threshold, _FINAL_ANNEAL_FACTORS)
+    if model is not None:
         starts.append((model, fit))
     if trimmed is not None:
         starts.append((trimmed, None))

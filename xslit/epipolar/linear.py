@@ -1091,9 +1091,9 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into`,
     :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen`, :func:`_nb_taubin_vector`,
     :func:`~xslit.epipolar.tensor.sampson_rows_into`, :func:`_nb_thinned_rows`,
-    :func:`_nb_iterated_taubin`, :func:`_nb_block_sum`, :func:`_nb_pairwise_sum` and
-    :func:`_nb_best_sample_fit` (the module's names then hold the compiled kernels); False
-    when numba cannot be imported."""
+    :func:`_nb_recall`, :func:`_nb_recall_or_fit`, :func:`_nb_iterated_taubin`,
+    :func:`_nb_block_sum`, :func:`_nb_pairwise_sum` and :func:`_nb_best_sample_fit` (the
+    module's names then hold the compiled kernels); False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
@@ -1105,6 +1105,7 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_denormalize_into", "_nb_denormalize_rows",
                                             "_nb_taubin_eigen", "_nb_taubin_vector",
                                             "sampson_rows_into", "_nb_thinned_rows",
+                                            "_nb_recall", "_nb_recall_or_fit",
                                             "_nb_iterated_taubin", "_nb_block_sum",
                                             "_nb_pairwise_sum", "_nb_best_sample_fit"))
 
@@ -1285,7 +1286,7 @@ def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, refine, syrk,
 
 
 def iterated_taubin_fits(design, rows, model, inliers, threshold, thresholds, iterations,
-                         sample_size, max_rows, change, scales, K, tol):
+                         sample_size, max_rows, change, scales, K, tol, known=None):
     """Iterated least squares of the epipolar tensor in one compiled call
     (:func:`_nb_iterated_taubin`), or None without numba.
 
@@ -1327,6 +1328,10 @@ def iterated_taubin_fits(design, rows, model, inliers, threshold, thresholds, it
         Map of normalised tensors to models (:func:`denormalize_with`).
     tol : float
         Least conditioning of a fit (:func:`taubin_fit_from_design`).
+    known : tuple of ndarray, optional
+        Fits made before, taken instead of fitting the same rows again: their rows
+        ``(R, N)`` int (the first ``size`` of each row), sizes ``(R,)`` (-1 for none), tensors
+        ``(R, 16)`` and success ``(R,)`` bool. Fits of this call are taken again likewise.
 
     Returns
     -------
@@ -1347,14 +1352,17 @@ def iterated_taubin_fits(design, rows, model, inliers, threshold, thresholds, it
     out, d, gn = np.empty(16), np.empty((1, n)), np.empty((1, n))
     fit_rows, fit_sizes = np.empty((steps, n), np.intp), np.full(steps, -1, np.intp)
     fit_models, fit_ok = np.empty((steps, 16)), np.zeros(steps, bool)
+    if known is None:
+        known = (np.empty((0, n), np.intp), np.empty(0, np.intp), np.empty((0, 16)),
+                 np.empty(0, bool))
     status = _nb_iterated_taubin(
         np.ascontiguousarray(design, dtype=float), rows.a, rows.c, rows.x, rows.y, rows.xp,
         rows.yp, np.ascontiguousarray(model, dtype=float).reshape(16),
         np.ascontiguousarray(inliers, dtype=bool), float(threshold),
         np.asarray(thresholds, dtype=float), int(iterations), int(sample_size),
         int(max_rows), float(change), np.square(scales), _TAUBIN_SOURCE, _TAUBIN_TARGET,
-        np.ascontiguousarray(K, dtype=float), float(tol), out, d, gn, fit_rows, fit_sizes,
-        fit_models, fit_ok, *_jit.lapack_routines("dsyrk", "dsygv", "dgemv"))
+        np.ascontiguousarray(K, dtype=float), float(tol), *known, out, d, gn, fit_rows,
+        fit_sizes, fit_models, fit_ok, *_jit.lapack_routines("dsyrk", "dsygv", "dgemv"))
     fits = []
     for k in range(steps):
         size = fit_sizes[k]
@@ -1384,9 +1392,46 @@ def _nb_thinned_rows(mask, max_rows, rows):  # pragma: no cover - compiled
     return m
 
 
+def _nb_recall(rows, table, sizes, count):  # pragma: no cover - compiled
+    """The first of the ``count`` entries of ``table`` (R, N) whose first ``sizes[k]`` values
+    are ``rows``, or -1 (for numba, :func:`_compiled_row_kernels`)."""
+    n = rows.shape[0]
+    for k in range(count):
+        if sizes[k] != n:
+            continue
+        same = True
+        for i in range(n):
+            if table[k, i] != rows[i]:
+                same = False
+                break
+        if same:
+            return k
+    return -1
+
+
+def _nb_recall_or_fit(design, rows, s2, source, target, K, tol, D, fit, known_rows,
+                      known_sizes, known_models, known_ok, fit_rows, fit_sizes, fit_models,
+                      fit_ok, fits, syrk, sygv):  # pragma: no cover - compiled
+    """Taubin's fit of ``rows`` into ``fit`` (:func:`_nb_taubin_rows`; False when the rows do
+    not determine it), or the same fit made before: among the ``known`` ones or the first
+    ``fits`` of this call (for numba, :func:`_compiled_row_kernels`)."""
+    k = _nb_recall(rows, known_rows, known_sizes, known_sizes.shape[0])
+    if k >= 0:
+        if known_ok[k]:
+            fit[:] = known_models[k]
+        return known_ok[k]
+    k = _nb_recall(rows, fit_rows, fit_sizes, fits)
+    if k >= 0:
+        if fit_ok[k]:
+            fit[:] = fit_models[k]
+        return fit_ok[k]
+    return _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, fit, syrk, sygv)
+
+
 def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, thresholds,
                         iterations, sample_size, max_rows, change, s2, source, target, K, tol,
-                        out, d, gn, fit_rows, fit_sizes, fit_models, fit_ok, syrk, sygv,
+                        known_rows, known_sizes, known_models, known_ok, out, d, gn, fit_rows,
+                        fit_sizes, fit_models, fit_ok, syrk, sygv,
                         gemv):  # pragma: no cover - compiled
     """:func:`iterated_taubin_fits` into ``out`` (16,) (the last tensor), ``d``, ``gn``
     (1, N) (its distances and gradient norms) and the fits' rows, sizes, tensors and
@@ -1412,8 +1457,9 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
         n = _nb_thinned_rows(within, max_rows, rows)
         if n < sample_size:
             break
-        ok = _nb_taubin_rows(design, rows[:n], s2, source, target, K, tol, D[:n], fit, syrk,
-                             sygv)
+        ok = _nb_recall_or_fit(design, rows[:n], s2, source, target, K, tol, D[:n], fit,
+                               known_rows, known_sizes, known_models, known_ok, fit_rows,
+                               fit_sizes, fit_models, fit_ok, fits, syrk, sygv)
         fit_rows[fits, :n] = rows[:n]
         fit_ok[fits] = ok
         fit_sizes[fits] = n
@@ -1446,8 +1492,9 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
                 if not pulled[i]:
                     kept[m] = rows[i]
                     m += 1
-        ok = _nb_taubin_rows(design, kept[:m], s2, source, target, K, tol, D[:m], fit, syrk,
-                             sygv)
+        ok = _nb_recall_or_fit(design, kept[:m], s2, source, target, K, tol, D[:m], fit,
+                               known_rows, known_sizes, known_models, known_ok, fit_rows,
+                               fit_sizes, fit_models, fit_ok, fits, syrk, sygv)
         fit_rows[fits, :m] = kept[:m]
         fit_ok[fits] = ok
         fit_sizes[fits] = m
