@@ -10,7 +10,6 @@ import numpy as np
 from .._checks import check_positive_int, check_probability, check_threshold
 from .._scratch import Scratch
 from ..robust import (
-    CONVERGED_CHANGE,
     LMEDS,
     MSAC,
     PROSAC,
@@ -25,6 +24,7 @@ from ..robust import (
     msac_loss,
     robust_estimate,
 )
+from ..robust.loop import CONVERGED_CHANGE
 from .family import search_family
 from .linear import (
     MIN_LINEAR_POINTS,

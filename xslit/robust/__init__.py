@@ -1,7 +1,6 @@
 """The generic robust-estimation loop, independent of the model."""
 
 from .loop import (
-    CONVERGED_CHANGE,
     LMEDS,
     MSAC,
     PROSAC,
@@ -31,7 +30,6 @@ from .sampling import (
 )
 
 __all__ = [
-    "CONVERGED_CHANGE",
     "LMEDS",
     "MSAC",
     "PROSAC",
