@@ -793,7 +793,9 @@ def iterated_least_squares(problem: RobustProblem, model, inliers, threshold: fl
     from ``anneal * threshold`` towards ``threshold`` (LO+'s iterated least squares, Lebeda,
     Matas and Chum, BMVC 2012), so a poor starting model gathers its inliers in a few fits;
     then up to ``iterations`` fits at ``threshold`` until the inlier set stops changing
-    (at most :data:`CONVERGED_CHANGE` of it changes).
+    (at most :data:`CONVERGED_CHANGE` of it changes). The problem runs the steps
+    (:meth:`RobustProblem.iterated_least_squares`: by default one :meth:`RobustProblem.refit`
+    and one :meth:`RobustProblem.residuals` each).
 
     Parameters
     ----------
