@@ -48,9 +48,9 @@ def backend(request, monkeypatch):
     return request.param
 
 
-def _on(backend_name, monkeypatch, call):
+def _on(backend_name, monkeypatch, call, *args):
     monkeypatch.setattr(_jit, "USE_NUMBA", backend_name == "numba")
-    return call()
+    return call(*args)
 
 
 def test_sampson_rows_match_the_operator(backend):
@@ -215,7 +215,7 @@ def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
     rng = np.random.default_rng(26)
     for values in (rng.normal(500.0, 200.0, (4, 999)), rng.uniform(0, 900, (4, 5003)),
                    np.r_[np.zeros(90), rng.normal(size=10)][None]):
-        T = [_on(b, monkeypatch, lambda: robust_axis_normalization(values))
+        T = [_on(b, monkeypatch, robust_axis_normalization, values)
              for b in ("numpy", "numba")]
         np.testing.assert_allclose(T[1], T[0], rtol=EXACT)
 
@@ -232,7 +232,7 @@ def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
     D = rng.normal(size=(5, 40, 16))
     G = np.swapaxes(D, 1, 2) @ D
     for start in (np.linalg.eigh(G[0])[1][:, 0] + 0.01, rng.normal(size=16)):
-        f = [_on(b, monkeypatch, lambda: inverse_iteration(G, start)) for b in ("numpy", "numba")]
+        f = [_on(b, monkeypatch, inverse_iteration, G, start) for b in ("numpy", "numba")]
         np.testing.assert_allclose(f[1], f[0], rtol=EXACT, atol=EXACT)
 
 
@@ -246,7 +246,7 @@ def test_sample_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
     pytest.importorskip("numba")
     rng = np.random.default_rng(28)
     s = random_two_view_scene(4, 300, sigma=0.5)
-    Ts, normed = normalize_axes(s["points1"], s["points2"], robust=True)
+    _, normed = normalize_axes(s["points1"], s["points2"], robust=True)
     design = design_rows(*normed)
     samples = np.stack([rng.choice(300, 90, replace=False) for _ in range(6)])
     start = rng.normal(size=16)
@@ -271,7 +271,7 @@ def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
         got = []
         for b in ("numpy", "numba"):
             sampler = ProsacSampler(order, 15, 0.99)
-            got.append((_on(b, monkeypatch, lambda: sampler.needed(inliers, chance)),
+            got.append((_on(b, monkeypatch, sampler.needed, inliers, chance),
                         sampler.max_pool))
         assert got[1][1] == got[0][1]
         np.testing.assert_allclose(got[1][0], got[0][0], rtol=EXACT)
@@ -294,7 +294,7 @@ def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
         rows -= np.outer(rows @ f, f)
         rows = np.vstack([rows + 1e-3 * rng.normal(size=rows.shape),
                           rng.normal(size=(60, 16))])
-        members = [_on(b, monkeypatch, lambda: pencil_votes(rows, basis))
+        members = [_on(b, monkeypatch, pencil_votes, rows, basis)
                    for b in ("numpy", "numba")]
         assert members[1].shape == members[0].shape
         np.testing.assert_allclose(members[1], members[0], rtol=0, atol=EXACT)
@@ -316,7 +316,7 @@ def test_pulled_rows_are_the_numpy_paths(monkeypatch):
         h, V, V1, w1, D = (a.copy() for a in weighted_leverage(design, rows, np.ones(300),
                                                               Scratch()))
         d = np.abs(D @ V[:, 0]) * rng.uniform(1.0, 3.0, size)
-        pulled = [_on(b, monkeypatch, lambda: pulled_rows(d, h, D, V1, w1, K, threshold, 15))
+        pulled = [_on(b, monkeypatch, pulled_rows, d, h, D, V1, w1, K, threshold, 15)
                   for b in ("numpy", "numba")]
         np.testing.assert_array_equal(pulled[1], pulled[0])
 

@@ -628,8 +628,8 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
         raise ValueError(f"inliers: the tensor has 13 degrees of freedom, got {len(idx)} "
                          "correspondences")
     f = np.asarray(F, dtype=float)
-    if not (f.shape[-4:] == (2, 2, 2, 2) and f.ndim in (4, 5)
-            or f.shape[-1:] == (16,) and f.ndim in (1, 2)) or f.size == 0:
+    if not ((f.shape[-4:] == (2, 2, 2, 2) and f.ndim in (4, 5))
+            or (f.shape[-1:] == (16,) and f.ndim in (1, 2))) or f.size == 0:
         raise ValueError("F must have shape (2, 2, 2, 2) or (K, 2, 2, 2, 2) (or flattened, "
                          f"(16,) or (K, 16)), got {f.shape}")
     f = f.reshape(-1, 16)
