@@ -395,6 +395,11 @@ def test_camera_matrices_are_the_composed_cameras(kind, rng):
         A1, A2 = camera_matrices(intr, matrix_from_rvec(rvec), tvec)
         np.testing.assert_array_equal(A1, cam.A1)
         np.testing.assert_array_equal(A2, cam.A2)
+        # the canonical pose (rvec 0 is the identity exactly)
+        cam = compose_camera(intr, np.zeros(3), np.zeros(3))
+        A1, A2 = camera_matrices(intr, np.eye(3), np.zeros(3))
+        np.testing.assert_array_equal(A1, cam.A1)
+        np.testing.assert_array_equal(A2, cam.A2)
 
 
 @pytest.mark.parametrize("kind", ["two_slit", "pushbroom"])

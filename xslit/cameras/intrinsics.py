@@ -31,6 +31,7 @@ canonical one of eq. matrices_finite_two_slit: ``r1 = e1``, ``r2 = (cos θ, sin 
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -528,19 +529,25 @@ def checked_translation_length(intrinsics) -> float:
     computed incidence by less than half.
     """
     if isinstance(intrinsics, PushbroomIntrinsics):
-        a, b = intrinsics.velocity[1:] / intrinsics.v
-        G = np.array([[1.0, 0, 0, 0], [0, 0, 0, 1], [-a, 1, 0, 0], [-b, 0, 1, 0]])
+        # G = [e1; e4; e2 - a e1; e3 - b e1], G^-1 = [e1; a e1 + e3; b e1 + e4; e2]
+        v, vy, vz = intrinsics.velocity.tolist()
+        a, b = vy / v, vz / v
+        kappa_g2 = (4.0 + a * a + b * b) ** 2
         rho, spread, offset = 1.0, 1.0 + a * a + b * b, 0.0
     else:
-        c, s, d = np.cos(intrinsics.theta), np.sin(intrinsics.theta), intrinsics.d
-        G = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [c, s, 0, 0], [0, 0, 1, d]])
+        # G = [e1; e3; c e1 + s e2; e3 + d e4], G^-1 = [e1; (e3 - c e1) / s; e2; (e4 - e2) / d]
+        c, s, d = math.cos(intrinsics.theta), math.sin(intrinsics.theta), intrinsics.d
+        kappa_g2 = (4.0 + d * d) * (2.0 + (1.0 + c * c) / (s * s) + 2.0 / (d * d))
         rho, spread, offset = abs(d * s), 1.0, abs(d)
-    kappa = max(np.sum(K * K) / abs(np.linalg.det(K)) for K in (intrinsics.K1, intrinsics.K2))
-    kappa_g = np.linalg.norm(G) * np.linalg.norm(np.linalg.inv(G))
-    q = min(1e4, 5e9 / kappa, 1e10 * rho, np.sqrt(1.9e10 / (kappa * kappa_g)))
+    kappa = 0.0
+    for K in (intrinsics.K1.tolist(), intrinsics.K2.tolist()):
+        (k00, k01), (k10, k11) = K
+        kappa = max(kappa, (k00 * k00 + k01 * k01 + k10 * k10 + k11 * k11)
+                    / abs(k00 * k11 - k01 * k10))
+    q = min(1e4, 5e9 / kappa, 1e10 * rho, math.sqrt(1.9e10 / (kappa * math.sqrt(kappa_g2))))
     if not q / spread >= 1.0:
         return -1.0
-    length = float(np.sqrt(q / spread - 1.0) - offset)
+    length = math.sqrt(q / spread - 1.0) - offset
     return length if length >= 0 else -1.0
 
 

@@ -279,7 +279,11 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2, *, backend: str
     _check_intrinsics("intrinsics2", intrinsics2)
     points1, points2 = check_point_pair("points1", points1, "points2", points2)
     kernel = _jit.select_kernels(backend, _compiled, "metric_residuals")
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    # Camera 1 at the canonical pose, as compose_camera makes it (whose checks can fail only
+    # where its translation, zero, is beyond checked_translation_length).
+    A1_1, A2_1 = camera_matrices(intrinsics1, np.eye(3), np.zeros(3))
+    if checked_translation_length(intrinsics1) < 0:
+        compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     obs = np.concatenate([points1, points2], axis=1)
     cache = {}
     checked = checked_translation_length(intrinsics2)
@@ -305,7 +309,7 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2, *, backend: str
                 except (ValueError, FloatingPointError):
                     pass
                 else:
-                    cache[key] = np.stack([cam1.A1, cam1.A2, A1, A2]), R
+                    cache[key] = np.stack([A1_1, A2_1, A1, A2]), R
         return cache[key]
 
     def project(A, p):
