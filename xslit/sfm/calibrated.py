@@ -1184,6 +1184,20 @@ def _whitening(points1, points2):
     return M, np.linalg.cholesky(M + 1e-12 * np.eye(16)).T
 
 
+def _row_medians(x):
+    """``np.median(x, axis=1)`` of a ``(K, n)`` array of non-negative numbers (NaN allowed),
+    by sorting the rows: numpy's median partitions each row, which takes fifteen times as
+    long on the ``(960, 64)`` distances of the translation grid's starts; the middle values
+    and their mean are the same numbers."""
+    n = x.shape[1]
+    if not n:
+        return np.median(x, axis=1)
+    x = np.sort(x, axis=1)
+    h = n // 2
+    middle = x[:, h] if n % 2 else (x[:, h - 1] + x[:, h]) / 2
+    return np.where(np.isnan(x[:, -1]), np.nan, middle)  # NaN sorts last, as numpy's median
+
+
 def _distinct(R, order, max_count, separation_deg):
     """Greedy non-maximum suppression: indices in ``order`` at least ``separation_deg`` apart."""
     cos_sep = np.cos(np.radians(separation_deg))
@@ -1266,7 +1280,7 @@ def search_rotations(Phi, points1, points2, *, subsets=None, rays=None,
         f = a + (B @ t[..., None])[..., 0]
         sample = idx[:: max(1, len(idx) // 64)]
         d = SampsonRows(points1[sample], points2[sample]).distances(f)
-        cost = np.median(np.minimum(d, SAMPSON_CLIP), axis=1)
+        cost = _row_medians(np.minimum(d, SAMPSON_CLIP))
         if rays is not None:
             terms = _ray_terms(rays[0][sample], rays[1][sample])
             front = _in_front(terms, grid, t).mean(axis=1)
@@ -1604,7 +1618,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # Far from the bottom of their basins, the starts' Sampson distances all exceed a small
     # threshold; the truncation is then raised to the typical median distance of the best
     # tenth of the starts, so that the ranking still tells them apart.
-    med = np.median(np.abs(sample.distances(Rb, tb)), axis=1)
+    med = _row_medians(np.abs(sample.distances(Rb, tb)))
     sb, _ = sample.score(Rb, tb, max(threshold, float(np.quantile(med, 0.1))))
     # The best starts of each length of the grid: ranked together, the lengths far from the
     # true one can take every place (long baselines tend to degenerate tensors that fit a
@@ -1632,7 +1646,7 @@ def _search_pose(points1, points2, intrinsics1, intrinsics2, start, threshold, r
     # of them after the first steps on the scenes of tools/bench_relative_pose.py.
     few = sampson.subset(idx[:: max(1, len(idx) // 64)])  # about 64: enough for the basin
     for j in range(3):
-        scale = np.median(np.abs(few.distances(Rs, ts)), axis=1)
+        scale = _row_medians(np.abs(few.distances(Rs, ts)))
         if j:
             keep = _distinct_poses(Rs, ts, np.argsort(scale, kind="stable"), len(Rs), 0.5,
                                    0.05)
