@@ -484,6 +484,26 @@ def test_compiled_and_numpy_metric_jacobians_agree(kind):
     np.testing.assert_allclose(Jp, Jp0, rtol=0, atol=METRIC_JACOBIAN_RTOL * np.abs(Jp0).max())
 
 
+def test_damped_point_blocks_are_the_numpy_paths(monkeypatch):
+    """The compiled damping and inversion of the point blocks (reduced_normal_equations, the
+    step of block_levenberg_marquardt) do the numpy code's operations in its order: the same
+    numbers bit for bit, with singular, infinite and NaN blocks among them."""
+    pytest.importorskip("numba")
+    from xslit.sfm.lm import reduced_normal_equations
+
+    rng = np.random.default_rng(23)
+    Jg = rng.normal(size=(40, 4, 6))
+    Jp = rng.normal(size=(40, 4, 3)) * 10.0 ** rng.uniform(-6, 6, size=(40, 1, 1))
+    Jp[0], Jp[1, :, 2], Jp[2, 0, 0], Jp[3, 1, 1] = 0.0, 0.0, np.inf, np.nan
+    r = rng.normal(size=(40, 4))
+    for lam in (1e-12, 1e-3, 1e4):
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = [_on(b, monkeypatch, lambda lam=lam: reduced_normal_equations(Jg, Jp, r, lam))
+                   for b in ("numpy", "numba")]
+        for a, b in zip(out[0], out[1], strict=True):
+            np.testing.assert_array_equal(b, a)
+
+
 def test_estimate_on_either_path(backend):
     """findEpipolarTensor recovers the inliers on the path in use (the numpy one is the only
     one without numba)."""

@@ -303,6 +303,18 @@ def test_rodrigues_matches_cv2(rng):
     np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=ROUNDING_RTOL)
 
 
+def test_rodrigues_of_one_vector_equals_the_batched_formula(rng):
+    # One vector takes a shorter path (the inner loops of pose refinements); its matrix is the
+    # batched one bit for bit, near zero (the series) and away from it.
+    rv = rng.normal(size=(300, 3)) * rng.choice([0.0, 1e-12, 1e-9, 1e-5, 1.0, 3.0],
+                                                size=(300, 1))
+    rv[::7, 0] = 0.0
+    for r, Rk in zip(rv, matrix_from_rvec(rv), strict=True):
+        np.testing.assert_array_equal(matrix_from_rvec(r), Rk)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(matrix_from_rvec([np.inf, 0.0, 0.0])).any()
+
+
 def test_rvec_round_trip(rng):
     rv = rng.normal(size=(N, 3))
     rv *= rng.uniform(0, 3.0, size=(N, 1)) / np.linalg.norm(rv, axis=1, keepdims=True)

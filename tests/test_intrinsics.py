@@ -377,6 +377,61 @@ def _pushbroom_or_two_slit(kind, rng):
     return synthetic.random_two_slit_intrinsics(rng, parallel=kind == "parallel")
 
 
+def _random_intrinsics(kind, rng):
+    """Intrinsics over wide ranges of focal lengths, skews, slit distances and motions."""
+    if kind == "pushbroom":
+        return xslit.PushbroomIntrinsics.from_parameters(
+            10 ** rng.uniform(-3, 3), 10 ** rng.uniform(1, 4), rng.normal(scale=100),
+            rng.uniform(-1.4, 1.4), rng.uniform(-1.4, 1.4))
+    K1 = [[10 ** rng.uniform(1, 4), rng.normal(scale=100)], [rng.normal(scale=0.1), 1.0]]
+    K2 = [[10 ** rng.uniform(1, 4), rng.normal(scale=100)], [rng.normal(scale=0.1), 1.0]]
+    return xslit.TwoSlitIntrinsics(K1, K2, rng.uniform(0.05, np.pi - 0.05),
+                                   rng.choice([-1, 1]) * 10 ** rng.uniform(-2, 1))
+
+
+@pytest.mark.parametrize("kind", ["two_slit", "pushbroom"])
+def test_camera_matrices_are_the_composed_cameras(kind, rng):
+    from xslit.cameras import camera_matrices, compose_camera
+
+    for _ in range(50):
+        intr = _random_intrinsics(kind, rng)
+        rvec = rng.normal(size=3) * rng.choice([0.0, 1e-9, 1.0])
+        tvec = rng.normal(size=3) * rng.choice([0.0, 1e-3, 1.0, 100.0])
+        cam = compose_camera(intr, rvec, tvec)
+        A1, A2 = camera_matrices(intr, matrix_from_rvec(rvec), tvec)
+        np.testing.assert_array_equal(A1, cam.A1)
+        np.testing.assert_array_equal(A2, cam.A2)
+        # the canonical pose (rvec 0 is the identity exactly)
+        cam = compose_camera(intr, np.zeros(3), np.zeros(3))
+        A1, A2 = camera_matrices(intr, np.eye(3), np.zeros(3))
+        np.testing.assert_array_equal(A1, cam.A1)
+        np.testing.assert_array_equal(A2, cam.A2)
+
+
+@pytest.mark.parametrize("kind", ["two_slit", "pushbroom"])
+def test_cameras_within_the_checked_translation_length_pass_the_checks(kind, rng):
+    # The bounds of checked_translation_length hold for every rotation and direction of t;
+    # beyond the length the checks run (and can fail: a translation that swamps the rows).
+    from xslit.cameras import camera_matrices, check_two_slit_matrices, checked_translation_length
+
+    lengths = []
+    for _ in range(100):
+        intr = _random_intrinsics(kind, rng)
+        length = checked_translation_length(intr)
+        lengths.append(length)
+        if length < 0:
+            continue
+        for _ in range(10):
+            R = matrix_from_rvec(rng.normal(scale=2.0, size=3))
+            u = rng.normal(size=3)
+            t = u / np.linalg.norm(u) * length * rng.choice([1.0, rng.uniform()])
+            with np.errstate(over="raise", invalid="raise"):
+                check_two_slit_matrices(*camera_matrices(intr, R, t))
+    assert np.median(lengths) > 1.0
+    with pytest.raises(ValueError, match=r"rank 2|meet"):
+        check_two_slit_matrices(*camera_matrices(intr, np.eye(3), [0.0, 0.0, 1e30]))
+
+
 @pytest.mark.parametrize("kind", ["parallel", "non_parallel", "pushbroom"])
 def test_project_points_matches_composed_camera(kind, rng):
     compose = (xslit.composePushbroomProjection if kind == "pushbroom"

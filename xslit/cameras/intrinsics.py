@@ -31,6 +31,7 @@ canonical one of eq. (15): ``r1 = e1``, ``r2 = (cos θ, sin θ, 0)``,
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -46,6 +47,8 @@ __all__ = [
     "PushbroomIntrinsics",
     "TwoSlitDecomposition",
     "TwoSlitIntrinsics",
+    "camera_matrices",
+    "checked_translation_length",
     "compose_camera",
     "compose_pushbroom",
     "compose_two_slit",
@@ -478,25 +481,84 @@ def decompose_pushbroom(camera: PushbroomCamera) -> PushbroomDecomposition:
                                   float(f), float(u), rvec_from_matrix(R), t.copy())
 
 
-def _pose_rows(rvec, tvec, theta):
-    R = matrix_from_rvec(check_rvec("rvec", rvec))
-    t = check_vector("tvec", tvec, 3)
-    c, s = np.cos(theta), np.sin(theta)
-    row1 = np.append(R[0], t[0])
-    row2 = np.append(c * R[0] + s * R[1], c * t[0] + s * t[1])
-    row3 = np.append(R[2], t[2])
-    return row1, row2, row3
+def camera_matrices(intrinsics, R, t) -> tuple[np.ndarray, np.ndarray]:
+    """The matrices ``(A1, A2)`` of :func:`compose_camera` for a rotation matrix ``R`` (3, 3)
+    and a translation ``t`` (3,), unvalidated.
+
+    For validated intrinsics and a rotation they are a camera's in exact arithmetic (see
+    :func:`compose_two_slit`); loops over many poses of one camera (the steps of a
+    pose refinement) validate the intrinsics once and build no camera objects. The entries
+    are those of the camera that :func:`compose_camera` returns, bit for bit.
+    """
+    Rt = np.empty((3, 4))
+    Rt[:, :3], Rt[:, 3] = R, t
+    M1, M2 = np.empty((2, 4)), np.empty((2, 4))
+    if isinstance(intrinsics, PushbroomIntrinsics):
+        a, b = intrinsics.velocity[1:] / intrinsics.v
+        M1[0], M1[1] = Rt[0], (0.0, 0.0, 0.0, 1.0)
+        M2[0], M2[1] = Rt[1] - a * Rt[0], Rt[2] - b * Rt[0]
+        # A1's second row is (0, 0, 0, 1) exactly (K1 = diag(1/v, 1)): PushbroomCamera's
+        # rescaling leaves these entries as they are.
+        return intrinsics.K1 @ M1, intrinsics.K2 @ M2
+    c, s = np.cos(intrinsics.theta), np.sin(intrinsics.theta)
+    M1[0], M1[1] = Rt[0], Rt[2]
+    M2[0], M2[1] = c * Rt[0] + s * Rt[1], Rt[2] + (0.0, 0.0, 0.0, intrinsics.d)
+    return intrinsics.K1 @ M1, intrinsics.K2 @ M2
+
+
+def checked_translation_length(intrinsics) -> float:
+    r"""A length of ``t`` up to which :func:`camera_matrices` of every rotation pass the checks
+    of :func:`~xslit.cameras.check_two_slit_matrices` (loops over poses then need not run
+    them); ``-1`` when there is none.
+
+    With :math:`A_i = K_i M_i` and :math:`P = [M_1; M_2] = G\,[R\ t; 0\ 1]`, where :math:`G`
+    (4 x 4) depends on the intrinsics only, the checked quantities have closed forms: with
+    :math:`\kappa` the larger bound :math:`\|K_i\|_F^2 / |\det K_i|` on the condition numbers
+    of the :math:`K_i`, each ratio :math:`s_1 / s_0` of an :math:`A_i` is at least
+    :math:`1 / (2 \kappa q)`, the slits' incidence :math:`|\det[A_1; A_2]| / (\|l_1\| \|l_2\|)`
+    is at least :math:`\rho / q`, and the condition number of :math:`[A_1; A_2]` with each
+    matrix scaled to unit largest entry (as the check scales them) at most
+    :math:`32 \kappa \kappa_G q^2` (:math:`\kappa_G = \|G\|_F \|G^{-1}\|_F`). Two-slit:
+    :math:`q = 1 + (|t| + |d|)^2`, :math:`\rho = |d \sin\theta|` (:math:`M_i M_i^\top = I +
+    \tau_i \tau_i^\top` with :math:`|\tau_1| \le |t|`, :math:`|\tau_2| \le |t| + |d|`, and
+    :math:`|\det P| = |d \sin\theta|`); pushbroom: :math:`q = (1 + a^2 + b^2)(1 + |t|^2)`,
+    :math:`\rho = 1`. The length keeps :math:`q \le 10^4`, the ratios and the incidence above
+    :math:`10^{-10}` (the checks' tolerance is :math:`10^{-12}`; rounding moves the ratios by
+    less than :math:`10^{-12}`) and the condition number below :math:`6 \cdot 10^{11}`, where
+    rounding (of the composition and of the determinant's LU factorisation) changes the
+    computed incidence by less than half.
+    """
+    if isinstance(intrinsics, PushbroomIntrinsics):
+        # G = [e1; e4; e2 - a e1; e3 - b e1], G^-1 = [e1; a e1 + e3; b e1 + e4; e2]
+        v, vy, vz = intrinsics.velocity.tolist()
+        a, b = vy / v, vz / v
+        kappa_g2 = (4.0 + a * a + b * b) ** 2
+        rho, spread, offset = 1.0, 1.0 + a * a + b * b, 0.0
+    else:
+        # G = [e1; e3; c e1 + s e2; e3 + d e4], G^-1 = [e1; (e3 - c e1) / s; e2; (e4 - e2) / d]
+        c, s, d = math.cos(intrinsics.theta), math.sin(intrinsics.theta), intrinsics.d
+        kappa_g2 = (4.0 + d * d) * (2.0 + (1.0 + c * c) / (s * s) + 2.0 / (d * d))
+        rho, spread, offset = abs(d * s), 1.0, abs(d)
+    kappa = 0.0
+    for K in (intrinsics.K1.tolist(), intrinsics.K2.tolist()):
+        (k00, k01), (k10, k11) = K
+        kappa = max(kappa, (k00 * k00 + k01 * k01 + k10 * k10 + k11 * k11)
+                    / abs(k00 * k11 - k01 * k10))
+    q = min(1e4, 5e9 / kappa, 1e10 * rho, math.sqrt(1.9e10 / (kappa * math.sqrt(kappa_g2))))
+    if not q / spread >= 1.0:
+        return -1.0
+    length = math.sqrt(q / spread - 1.0) - offset
+    return length if length >= 0 else -1.0
 
 
 def compose_two_slit(intrinsics: TwoSlitIntrinsics, rvec, tvec) -> TwoSlitCamera:
     """The camera ``K1 [r1 t1; r3 t3], K2 [r2 t2; r3 t4]`` of intrinsics and a cv2 pose."""
     if not isinstance(intrinsics, TwoSlitIntrinsics):
         raise ValueError(f"intrinsics must be TwoSlitIntrinsics, got {type(intrinsics).__name__}")
-    row1, row2, row3 = _pose_rows(rvec, tvec, intrinsics.theta)
-    row4 = row3 + np.array([0, 0, 0, intrinsics.d])
+    R = matrix_from_rvec(check_rvec("rvec", rvec))
+    t = check_vector("tvec", tvec, 3)
     with _degenerate_pose_names_tvec(tvec):
-        return TwoSlitCamera(intrinsics.K1 @ np.stack([row1, row3]),
-                             intrinsics.K2 @ np.stack([row2, row4]))
+        return TwoSlitCamera(*camera_matrices(intrinsics, R, t))
 
 
 @contextlib.contextmanager
@@ -521,12 +583,8 @@ def compose_pushbroom(intrinsics: PushbroomIntrinsics, rvec, tvec) -> PushbroomC
                          f"{type(intrinsics).__name__}")
     R = matrix_from_rvec(check_rvec("rvec", rvec))
     t = check_vector("tvec", tvec, 3)
-    Rt = np.column_stack([R, t])
-    a, b = intrinsics.velocity[1:] / intrinsics.v
-    rows = np.stack([Rt[1] - a * Rt[0], Rt[2] - b * Rt[0]])
     with _degenerate_pose_names_tvec(tvec):
-        return PushbroomCamera(intrinsics.K1 @ np.stack([Rt[0], [0, 0, 0, 1.0]]),
-                               intrinsics.K2 @ rows)
+        return PushbroomCamera(*camera_matrices(intrinsics, R, t))
 
 
 def compose_camera(intrinsics, rvec, tvec):

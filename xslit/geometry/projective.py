@@ -78,6 +78,18 @@ def matrix_from_rvec(rvec) -> np.ndarray:
     array([0., 1., 0.])
     """
     r = np.asarray(rvec, dtype=float)
+    if r.shape == (3,):
+        # One rotation (the inner loops of the pose refinements): the same operations on
+        # the same shapes without the selections of the vectorised form, in half the time.
+        th = np.sqrt(np.add.reduce(r * r, axis=-1))[..., None, None]
+        if np.isfinite(th):
+            x, y, z = r
+            K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+            if th < 1e-8:
+                a, b = 1.0 - th**2 / 6.0, 0.5 - th**2 / 24.0
+            else:
+                a, b = np.sin(th) / th, (1.0 - np.cos(th)) / th**2
+            return np.eye(3) + a * K + b * (K @ K)
     if r.shape[-1:] != (3,):
         raise ValueError(f"rvec must have shape (..., 3), got {r.shape}")
     th = np.linalg.norm(r, axis=-1)[..., None, None]

@@ -10,11 +10,13 @@ of the block-diagonal point part, so one iteration costs ``O(N)``, vectorised ov
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _jit
 from .._checks import check_positive_int
 
 __all__ = [
@@ -227,20 +229,59 @@ def _inverse3(V):
         return adj / det[:, None, None]
 
 
+def _nb_damped_inverse3(V, lam, out):
+    """The inverses ``out`` (N, 3, 3) of the damped blocks ``V + lam diag(max(diag V,
+    1e-12))`` of :func:`_schur`, one block at a time: the operations of the numpy code (the
+    damping, then :func:`_inverse3`) in the same order, so the same numbers bit for bit."""
+    for n in range(V.shape[0]):
+        m0, m1, m2 = V[n, 0, 0], V[n, 1, 1], V[n, 2, 2]
+        # np.maximum (NaN propagates), then the row of lam max(...) times the identity's
+        m0 = lam * (m0 if m0 > 1e-12 or m0 != m0 else 1e-12)
+        m1 = lam * (m1 if m1 > 1e-12 or m1 != m1 else 1e-12)
+        m2 = lam * (m2 if m2 > 1e-12 or m2 != m2 else 1e-12)
+        a, b, c = V[n, 0, 0] + m0 * 1.0, V[n, 0, 1] + m0 * 0.0, V[n, 0, 2] + m0 * 0.0
+        d, e, f = V[n, 1, 0] + m1 * 0.0, V[n, 1, 1] + m1 * 1.0, V[n, 1, 2] + m1 * 0.0
+        g, h, i = V[n, 2, 0] + m2 * 0.0, V[n, 2, 1] + m2 * 0.0, V[n, 2, 2] + m2 * 1.0
+        a00, a01, a02 = e * i - f * h, c * h - b * i, b * f - c * e
+        a10, a11, a12 = f * g - d * i, a * i - c * g, c * d - a * f
+        a20, a21, a22 = d * h - e * g, b * g - a * h, a * e - b * d
+        det = a * a00 + b * a10 + c * a20
+        out[n, 0, 0], out[n, 0, 1], out[n, 0, 2] = a00 / det, a01 / det, a02 / det
+        out[n, 1, 0], out[n, 1, 1], out[n, 1, 2] = a10 / det, a11 / det, a12 / det
+        out[n, 2, 0], out[n, 2, 1], out[n, 2, 2] = a20 / det, a21 / det, a22 / det
+
+
+@functools.cache
+def _compiled():
+    """The compiled :func:`_nb_damped_inverse3`, or None when numba cannot be imported."""
+    namespace = globals()
+    if not _jit.compile_kernels(namespace, ("_nb_damped_inverse3",)):
+        return None
+    return namespace["_nb_damped_inverse3"]
+
+
+def _damped_inverse(V, lam):
+    """Inverses ``(N, b, b)`` of the point blocks damped by ``lam`` (Marquardt's scaling of
+    the diagonal); undamped, their pseudo-inverses."""
+    # Undamped, a point block can be singular (a point that the rays do not fix): its
+    # pseudo-inverse leaves the unobserved directions out of the information.
+    if not lam:
+        return np.linalg.pinv(V)
+    if V.shape[1] == 3:
+        kernel = _jit.select_kernels("auto", _compiled, "block_levenberg_marquardt")
+        if kernel is not None:  # the damping and _inverse3 in one compiled loop
+            Vinv = np.empty(V.shape)
+            kernel(np.ascontiguousarray(V, dtype=float), float(lam), Vinv)
+            return Vinv
+    V = V + lam * np.maximum(np.einsum("nii->ni", V), 1e-12)[:, :, None] * np.eye(V.shape[1])
+    return _inverse3(V) if V.shape[1] == 3 else np.linalg.inv(V)
+
+
 def _schur(U, V, W, eg, ep, lam):
     """:func:`reduced_normal_equations` from :func:`_normal_blocks`."""
     if lam:
         U = U + lam * np.diag(np.maximum(np.diag(U), 1e-12))
-        V = V + lam * np.maximum(np.einsum("nii->ni", V), 1e-12)[:, :, None] * np.eye(
-            V.shape[1])
-    # Undamped, a point block can be singular (a point that the rays do not fix): its
-    # pseudo-inverse leaves the unobserved directions out of the information.
-    if not lam:
-        Vinv = np.linalg.pinv(V)
-    elif V.shape[1] == 3:
-        Vinv = _inverse3(V)
-    else:
-        Vinv = np.linalg.inv(V)
+    Vinv = _damped_inverse(V, lam)
     WV = W @ Vinv
     # Sums over the points as one matrix product each: (G, N b) x (N b, G).
     size = W.shape[0] * W.shape[2]

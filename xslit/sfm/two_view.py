@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _jit
 from .._checks import (
+    MAX_RVEC_NORM,
     check_array,
     check_batch,
     check_finite,
@@ -29,7 +30,15 @@ from .._checks import (
     check_rvec,
     check_vector,
 )
-from ..cameras import PushbroomIntrinsics, TwoSlitCamera, TwoSlitIntrinsics, compose_camera
+from ..cameras import (
+    PushbroomIntrinsics,
+    TwoSlitCamera,
+    TwoSlitIntrinsics,
+    camera_matrices,
+    check_two_slit_matrices,
+    checked_translation_length,
+    compose_camera,
+)
 from ..epipolar.minors import balance_matrix, cameras_from_matrix, normalize_matrix_gauge
 from ..epipolar.tensor import epipolar_tensor
 from ..geometry.projective import matrix_from_rvec
@@ -270,20 +279,37 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2, *, backend: str
     _check_intrinsics("intrinsics2", intrinsics2)
     points1, points2 = check_point_pair("points1", points1, "points2", points2)
     kernel = _jit.select_kernels(backend, _compiled, "metric_residuals")
-    cam1 = compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
+    # Camera 1 at the canonical pose, as compose_camera makes it (whose checks can fail only
+    # where its translation, zero, is beyond checked_translation_length).
+    A1_1, A2_1 = camera_matrices(intrinsics1, np.eye(3), np.zeros(3))
+    if checked_translation_length(intrinsics1) < 0:
+        compose_camera(intrinsics1, np.zeros(3), np.zeros(3))
     obs = np.concatenate([points1, points2], axis=1)
     cache = {}
+    checked = checked_translation_length(intrinsics2)
+    checked = checked * abs(checked)
 
     def rows(g):
+        """The rows (4, 2, 4) of both cameras at the pose ``g`` and its rotation matrix, or
+        None for a pose that makes no camera (a step to it is rejected): the matrices and
+        the verdict of :func:`~xslit.cameras.compose_camera`, without building a camera
+        (its checks run only where they could fail, beyond
+        :func:`~xslit.cameras.checked_translation_length`)."""
         key = g.tobytes()
         if key not in cache:
             cache.clear()
-            try:
-                cam2 = compose_camera(intrinsics2, g[:3], g[3:])
-            except ValueError:  # a step to an invalid pose: infinite cost, step rejected
-                cache[key] = None
-            else:
-                cache[key] = np.stack([cam1.A1, cam1.A2, cam2.A1, cam2.A2])  # (4, 2, 4)
+            cache[key] = None
+            if np.isfinite(g).all() and np.abs(g[:3]).max() <= MAX_RVEC_NORM:
+                R = matrix_from_rvec(g[:3])
+                try:
+                    with np.errstate(over="raise", invalid="raise"):
+                        A1, A2 = camera_matrices(intrinsics2, R, g[3:])
+                        if not g[3:] @ g[3:] <= checked:
+                            check_two_slit_matrices(A1, A2)
+                except (ValueError, FloatingPointError):
+                    pass
+                else:
+                    cache[key] = np.stack([A1_1, A2_1, A1, A2]), R
         return cache[key]
 
     def project(A, p):
@@ -293,21 +319,20 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2, *, backend: str
             return a[..., 0] / a[..., 1], a
 
     def fun(g, p):
-        A = rows(g)
-        if A is None:
+        cams = rows(g)
+        if cams is None:
             return np.full((len(p), 4), np.inf)
-        return project(A, p)[0] - obs
+        return project(cams[0], p)[0] - obs
 
     def jac(g, p):
-        A = rows(g)
+        A, R = rows(g)
         if kernel is not None:
-            return compiled_jac(g, p, A)
+            return compiled_jac(g, p, A, R)
         val, a = project(A, p)
         with np.errstate(divide="ignore", invalid="ignore"):
             Jp = (A[None, :, 0, :3] - val[..., None] * A[None, :, 1, :3]) / a[..., 1:]
         # Camera 2 at a nearby pose (R', t') is camera 2 at (R, t) times the rigid motion
         # [R^T R', R^T (t' - t); 0 1]: no new camera to build and check.
-        R = matrix_from_rvec(g[:3])
         Jg = np.zeros((len(p), 4, 6))
         for k in range(6):
             h = 1e-7 * max(1.0, abs(g[k]))
@@ -321,11 +346,10 @@ def metric_residuals(intrinsics1, intrinsics2, points1, points2, *, backend: str
             Jg[:, 2:, k] = (project(A[2:] @ motion, p)[0] - val[:, 2:]) / h
         return Jg, Jp
 
-    def compiled_jac(g, p, A):
+    def compiled_jac(g, p, A, R):
         """``jac`` with the projections in the compiled kernel: camera 2's rows at the six
         nearby poses are formed once (the same motions as above)."""
         h = 1e-7 * np.maximum(1.0, np.abs(g))
-        R = matrix_from_rvec(g[:3])
         motion = np.tile(np.eye(4), (6, 1, 1))
         motion[:3, :3, :3] = R.T @ matrix_from_rvec(g[:3] + h[:3, None] * np.eye(3))
         motion[3:, :3, 3] = h[3:, None] * R
