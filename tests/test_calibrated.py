@@ -985,7 +985,7 @@ def test_robust_metric_fit_recovers_the_pose_and_reselects_its_inliers(tol):
     assert fit.inliers.all() and fit.converged and fit.cost < 1e-12
     np.testing.assert_allclose(fit.tvec, s["tvec"], atol=tol.SWEEP_ML_NOISE_FREE)
     q1 = np.r_[p1, p1[:3]]
-    q2 = np.r_[p2, p2[:3] + [0.0, -40.0]]
+    q2 = np.r_[p2, p2[:3] + np.array([0.0, -40.0])]
     start = (np.arange(len(q1)) < 50) | (np.arange(len(q1)) >= len(p1))
     fit = xslit.sfm.fit_metric_pose_robust(i1, i2, s["rvec"], s["tvec"], q1, q2, start,
                                            threshold=1.0)

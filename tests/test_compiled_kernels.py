@@ -8,7 +8,14 @@ import sys
 
 import numpy as np
 import pytest
-from tolerances import NULL_VECTOR_ATOL, NULL_VECTOR_EPS_FACTOR, SAME_FIT_RTOL
+from tolerances import (
+    BACKENDS_AGREE,
+    EXACT,
+    NONZERO_RTOL,
+    NULL_VECTOR_ATOL,
+    NULL_VECTOR_EPS_FACTOR,
+    SAME_FIT_RTOL,
+)
 
 import xslit
 from xslit import _jit
@@ -64,12 +71,12 @@ def test_sampson_rows_match_the_operator(backend):
     rows = SampsonRows(p1, p2)
     G = sampson_operator(p1, p2)
     d, gn = rows.distances(F, norms=True)
-    np.testing.assert_allclose(d[:3], sampson_distance_op(G, F[:3]), rtol=1e-12)
+    np.testing.assert_allclose(d[:3], sampson_distance_op(G, F[:3]), rtol=EXACT)
     assert np.all(np.isinf(d[3])) and np.all(gn[3] == 0)
     grad = np.einsum("knj,mj->kmn", G[1:], F.reshape(4, 16))
-    np.testing.assert_allclose(gn, np.sqrt((grad ** 2).sum(0)), rtol=1e-12)
+    np.testing.assert_allclose(gn, np.sqrt((grad ** 2).sum(0)), rtol=EXACT)
     signed = rows.distances(F[:3], signed=True)
-    np.testing.assert_allclose(signed, sampson_distance_op(G, F[:3], signed=True), rtol=1e-12)
+    np.testing.assert_allclose(signed, sampson_distance_op(G, F[:3], signed=True), rtol=EXACT)
     F[3, 1, 1, 1, 1] = 0.0  # the zero tensor: 0 / 0 is a distance of 0
     assert np.all(rows.distances(F[3:]) == 0)
 
@@ -136,7 +143,7 @@ def test_taubin_bases_of_rows_are_the_numpy_paths(monkeypatch):
             D, rows, scales, 2)) for b in ("numpy", "numba")]
         for a, b in zip(out[1], out[0], strict=True):
             np.testing.assert_array_equal(a, b)
-    assert out[0][2] < 1e-6  # the line's rows: a conditioning of 0 to rounding
+    assert out[0][2] < NONZERO_RTOL  # the line's rows: a conditioning of 0 to rounding
 
 
 def test_principal_minors_of_one_matrix_are_the_numpy_paths(monkeypatch):
@@ -207,8 +214,6 @@ def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
     """The compiled robust normalisation of each axis: the same median and the trimmed mean
     deviation summed in another order, equal to rounding; also with most values equal (the
     largest deviation then sets the scale) and beyond the thinning to 2,000 values."""
-    from tolerances import EXACT
-
     from xslit.epipolar.linear import robust_axis_normalization
 
     pytest.importorskip("numba")
@@ -223,8 +228,6 @@ def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
 def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
     """The compiled steps of inverse iteration (local optimisation's inner fits): the numpy
     path's least eigenvectors to rounding, from a start near them and from a distant one."""
-    from tolerances import EXACT
-
     from xslit.epipolar.linear import inverse_iteration
 
     pytest.importorskip("numba")
@@ -239,8 +242,6 @@ def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
 def test_sample_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
     """The compiled gather, Gram matrix and inverse of each sample of design rows, then the
     steps of inverse iteration: the numpy path's least eigenvectors to rounding."""
-    from tolerances import EXACT
-
     from xslit.epipolar.linear import sample_inverse_iteration
 
     pytest.importorskip("numba")
@@ -258,8 +259,6 @@ def test_sample_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
 def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
     """PROSAC's samples needed, compiled: the numpy path's number to rounding and the same
     prefix (the pool it stops growing at), also when no prefix is non-random."""
-    from tolerances import EXACT
-
     from xslit.robust.sampling import ProsacSampler
 
     pytest.importorskip("numba")
@@ -281,8 +280,6 @@ def test_prosac_termination_is_the_numpy_paths_to_rounding(monkeypatch):
 def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
     """The compiled vote of a pencil's members: the numpy path's members to rounding, in the
     same order, with rows that agree on one member among random ones."""
-    from tolerances import EXACT
-
     from xslit.epipolar.family import pencil_votes
 
     pytest.importorskip("numba")
@@ -454,13 +451,13 @@ def test_compiled_and_numpy_paths_agree(monkeypatch):
     fits = [_on(b, monkeypatch, lambda: refine_on_variety(F0, p1, p2, s["inliers"],
                                                           threshold=1.5))
             for b in ("numpy", "numba")]
-    np.testing.assert_allclose(fits[1].F, fits[0].F, atol=1e-9)
-    np.testing.assert_allclose(fits[1].distances, fits[0].distances, atol=1e-9)
+    np.testing.assert_allclose(fits[1].F, fits[0].F, atol=BACKENDS_AGREE)
+    np.testing.assert_allclose(fits[1].distances, fits[0].distances, atol=BACKENDS_AGREE)
     found = [_on(b, monkeypatch, lambda: xslit.findEpipolarTensor(
         p1, p2, xslit.USAC_DEFAULT, 1.5)) for b in ("numpy", "numba")]
     np.testing.assert_array_equal(found[1][1], found[0][1])
     np.testing.assert_allclose(found[1][0] * np.sign(np.vdot(found[0][0], found[1][0])),
-                               found[0][0], atol=1e-9)
+                               found[0][0], atol=BACKENDS_AGREE)
 
 
 @pytest.mark.parametrize("kind", ["two_slit", "mixed", "pushbroom"])

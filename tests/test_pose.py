@@ -2,6 +2,13 @@
 
 import numpy as np
 import pytest
+from tolerances import (
+    CLEAN_POSE_POINTS,
+    CLEAN_POSE_ROTATION_DEG,
+    CLEAN_POSE_TRANSLATION,
+    TENSOR_RTOL,
+    TRIANGULATION_EXACT,
+)
 
 import xslit
 from xslit.geometry import matrix_from_rvec, rvec_from_matrix
@@ -20,9 +27,9 @@ def test_calibrated_pose_exact_on_clean_data():
     retval, R, t, mask, X4 = xslit.recoverTwoSlitPose(F, s["points1"], s["points2"],
                                                       s["intrinsics1"], s["intrinsics2"])
     assert retval == 100 and mask.shape == (100, 1) and mask.dtype == np.uint8
-    assert _rot_err_deg(R, s["rvec"]) < 1e-6
-    np.testing.assert_allclose(t.ravel(), s["tvec"], atol=1e-7)  # metric scale
-    np.testing.assert_allclose((X4[:3] / X4[3]).T, s["X"], atol=1e-6)
+    assert _rot_err_deg(R, s["rvec"]) < CLEAN_POSE_ROTATION_DEG
+    np.testing.assert_allclose(t.ravel(), s["tvec"], atol=CLEAN_POSE_TRANSLATION)  # metric scale
+    np.testing.assert_allclose((X4[:3] / X4[3]).T, s["X"], atol=CLEAN_POSE_POINTS)
 
 
 def _pose_errors(seed):
@@ -72,7 +79,7 @@ def test_uncalibrated_configurations():
         # Both configurations explain the same tensor (Theorem 1).
         Fc = xslit.computeEpipolarTensor(cam1, cam2)
         F0 = xslit.computeEpipolarTensor(configs[0][0], configs[0][1])
-        assert projective_distance(Fc, F0) < 1e-9
+        assert projective_distance(Fc, F0) < TENSOR_RTOL
 
 
 def test_triangulate_two_and_three_views():
@@ -82,7 +89,7 @@ def test_triangulate_two_and_three_views():
     pts = [c.project(s["X"]) for c in cams]
     for k in (2, 3):
         X4 = xslit.triangulateTwoSlitPoints(cams[:k], pts[:k])
-        np.testing.assert_allclose((X4[:3] / X4[3]).T, s["X"], atol=1e-8)
+        np.testing.assert_allclose((X4[:3] / X4[3]).T, s["X"], atol=TRIANGULATION_EXACT)
     rng = np.random.default_rng(0)
     noisy = [p + rng.normal(scale=0.5, size=p.shape) for p in pts]
     lin = xslit.triangulateTwoSlitPoints(cams, noisy, refine=False)

@@ -8,9 +8,17 @@ import numpy as np
 import pytest
 from tolerances import (
     CLEAN_MASK_KEEPS,
+    EXACT,
+    LINEAR_CLEAN_TENSOR,
     LMEDS_THRESHOLD_SIGMAS,
+    MINIMAL_TRUTH_RTOL,
+    ON_VARIETY_RTOL,
+    SAME_FIT_RTOL,
     VARIETY_MAX_DISTANCE_FACTOR,
     VARIETY_RMS_FACTOR,
+    WARM_COLD_COST_RTOL,
+    WARM_COLD_TENSOR,
+    WARM_START_SAME_TENSOR,
 )
 
 import xslit
@@ -90,10 +98,10 @@ def test_polished_tensor_lies_on_the_variety():
     _, _, p1, p2 = canonical_scene(3)
     F, _ = xslit.findEpipolarTensor(p1, p2, xslit.FM_LINEAR)
     configurations, _, residuals = xslit.epipolar.recover_configurations(F)
-    assert residuals.max() < 1e-8
+    assert residuals.max() < ON_VARIETY_RTOL
     A1, A2, B1, B2 = configurations[0]
     G = xslit.epipolar.epipolar_tensor(A1, A2, B1, B2)
-    assert projective_distance(G, F) < 1e-8
+    assert projective_distance(G, F) < ON_VARIETY_RTOL
 
 
 def test_principal_minor_jacobian_is_exact():
@@ -104,7 +112,7 @@ def test_principal_minor_jacobian_is_exact():
         E = np.zeros((4, 4))
         E.flat[p] = 1.0
         step = xslit.epipolar.principal_minor_tensor(C + 0.37 * E).reshape(3, 16) - f
-        np.testing.assert_allclose(step, 0.37 * J[:, p], atol=1e-12)
+        np.testing.assert_allclose(step, 0.37 * J[:, p], atol=EXACT)
 
 
 def test_refine_on_variety_from_the_truth_keeps_the_ml_cost():
@@ -126,14 +134,15 @@ def test_refine_on_variety_continues_from_a_fit():
     F_true = xslit.computeEpipolarTensor(c1, c2)
     fit = refine_on_variety(F_true, p1, p2, threshold=1.5)
     again = refine_on_variety(F_true, p1, p2, fit.inliers, threshold=1.5, start=fit)
-    assert again.rms <= fit.rms * (1 + 1e-9)
-    assert projective_distance(again.F, fit.F) < 1e-6
+    assert again.rms <= fit.rms * (1 + SAME_FIT_RTOL)
+    assert projective_distance(again.F, fit.F) < WARM_START_SAME_TENSOR
     fewer = fit.inliers.copy()
     fewer[np.flatnonzero(fewer)[::10]] = False
     warm = refine_on_variety(F_true, p1, p2, fewer, start=fit)
     cold = refine_on_variety(F_true, p1, p2, fewer)
-    assert np.sum(warm.distances[fewer] ** 2) <= np.sum(cold.distances[fewer] ** 2) * (1 + 1e-6)
-    assert projective_distance(warm.F, cold.F) < 1e-5
+    assert (np.sum(warm.distances[fewer] ** 2)
+            <= np.sum(cold.distances[fewer] ** 2) * (1 + WARM_COLD_COST_RTOL))
+    assert projective_distance(warm.F, cold.F) < WARM_COLD_TENSOR
     frame = np.tile(np.eye(2), (4, 1, 1))  # pixels: not the fit's normalisation
     other = refine_on_variety(F_true, p1, p2, fewer, frame=frame, start=fit)
     np.testing.assert_array_equal(other.F, refine_on_variety(F_true, p1, p2, fewer,
@@ -154,8 +163,8 @@ def test_refine_on_variety_ranks_the_starts_of_several_tensors_together():
     bad = np.random.default_rng(0).normal(size=(2, 2, 2, 2))
     both = refine_on_variety(np.stack([bad, F_true]), p1, p2, threshold=1.5, n_starts=2)
     assert np.sum(both.distances[both.inliers] ** 2) <= np.sum(
-        alone.distances[alone.inliers] ** 2) * (1 + 1e-6)
-    assert projective_distance(both.F, alone.F) < 1e-5
+        alone.distances[alone.inliers] ** 2) * (1 + WARM_COLD_COST_RTOL)
+    assert projective_distance(both.F, alone.F) < WARM_COLD_TENSOR
     with pytest.raises(ValueError, match="F must have shape"):
         refine_on_variety(np.zeros((2, 2, 2)), p1, p2)
     with pytest.raises(ValueError, match="F must have shape"):
@@ -209,7 +218,7 @@ def test_few_correspondences(n):
     X = box(rng, n)
     p1, p2 = c1.project(X), c2.project(X)
     F, mask = xslit.findEpipolarTensor(p1, p2, xslit.FM_LINEAR)
-    assert projective_distance(F, xslit.computeEpipolarTensor(c1, c2)) < 1e-6
+    assert projective_distance(F, xslit.computeEpipolarTensor(c1, c2)) < LINEAR_CLEAN_TENSOR
     assert mask.all()
     for method in METHODS[1:]:
         F, mask = xslit.findEpipolarTensor(p1, p2, method, 1.5)
@@ -333,7 +342,7 @@ def test_thirteen_point_method_returns_every_real_tensor():
     assert F.ndim == 5 and F.shape[1:] == (2, 2, 2, 2) and 1 <= len(F) <= 28
     assert mask.shape == (13, 1) and mask.all()
     F_true = xslit.computeEpipolarTensor(c1, c2)
-    assert min(projective_distance(G, F_true) for G in F) < 1e-8
+    assert min(projective_distance(G, F_true) for G in F) < MINIMAL_TRUTH_RTOL
     with pytest.raises(ValueError, match=r"^points1 must have shape \(13, 2\) for FM_13POINT"):
         xslit.findEpipolarTensor(c1.project(X)[:12], c2.project(X)[:12], xslit.FM_13POINT)
 
