@@ -2,6 +2,18 @@
 
 import numpy as np
 import pytest
+from tolerances import (
+    CLEAN_POSE_POINTS,
+    CLEAN_POSE_RMS_PX,
+    CLEAN_POSE_ROTATION_DEG,
+    CLEAN_SAMPSON_PX,
+    ELIMINATED_ILL_CONDITIONED_RTOL,
+    EXACT,
+    NONZERO_RTOL,
+    NORMAL_EQUATIONS_RTOL,
+    TENSOR_MAP_RANK_RTOL,
+    TENSOR_RTOL,
+)
 
 import xslit
 from xslit.cameras import compose_camera
@@ -32,23 +44,23 @@ def test_tensor_is_linear_in_pose(kind):
         Ts = [axis_normalization(v) for v in (p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1])]
         sv = np.linalg.svd(tensor_map(s["intrinsics1"], s["intrinsics2"], Ts),
                            compute_uv=False)
-        assert np.sum(sv > 1e-9 * sv[0]) == RANK[kind]
+        assert np.sum(sv > TENSOR_MAP_RANK_RTOL * sv[0]) == RANK[kind]
         R = matrix_from_rvec(rng.normal(size=3))
         t = rng.normal(size=3)
         c1 = compose_camera(s["intrinsics1"], np.zeros(3), np.zeros(3))
         c2 = compose_camera(s["intrinsics2"], rvec_from_matrix(R), t)
         F = epipolar_tensor(c1.A1, c1.A2, c2.A1, c2.A2).ravel()
         x = np.r_[R.ravel(), (skew(t) @ R).ravel()]
-        np.testing.assert_allclose(Phi @ x, F, rtol=0, atol=1e-9 * np.abs(F).max())
+        np.testing.assert_allclose(Phi @ x, F, rtol=0, atol=TENSOR_RTOL * np.abs(F).max())
         np.testing.assert_allclose(pose_tensors(Phi, R, t), F, rtol=0,
-                                   atol=1e-9 * np.abs(F).max())
+                                   atol=TENSOR_RTOL * np.abs(F).max())
 
 
 def test_rotation_grid_covers_so3():
     grid = rotation_grid(2000)
     np.testing.assert_allclose(grid @ np.swapaxes(grid, 1, 2), np.broadcast_to(np.eye(3),
-                               grid.shape), atol=1e-12)
-    np.testing.assert_allclose(np.linalg.det(grid), 1.0, atol=1e-12)
+                               grid.shape), atol=EXACT)
+    np.testing.assert_allclose(np.linalg.det(grid), 1.0, atol=EXACT)
     rng = np.random.default_rng(0)
     probes = matrix_from_rvec(rng.normal(size=(200, 3)))
     cos = (np.einsum("pij,gij->pg", probes, grid) - 1) / 2
@@ -62,9 +74,9 @@ def test_exact_on_clean_data(kind, seed):
     s = random_two_view_scene(seed, 80, kind=kind)
     res = relative_pose(s["points1"], s["points2"], s["intrinsics1"], s["intrinsics2"],
                         threshold=1e-3)
-    assert _rot_err_deg(res.R, matrix_from_rvec(s["rvec"])) < 1e-6
-    np.testing.assert_allclose(res.t, s["tvec"], atol=1e-6)  # metric scale
-    assert res.inliers.all() and res.rms < 1e-6
+    assert _rot_err_deg(res.R, matrix_from_rvec(s["rvec"])) < CLEAN_POSE_ROTATION_DEG
+    np.testing.assert_allclose(res.t, s["tvec"], atol=CLEAN_POSE_POINTS)  # metric scale
+    assert res.inliers.all() and res.rms < CLEAN_POSE_RMS_PX
 
 
 def test_rejects_outliers_absorbed_by_a_linear_tensor():
@@ -275,8 +287,8 @@ def test_planar_points_never_silently_wrong(seed):
     res = calibrated_two_view(p1, p2, s["intr"], s["intr"], threshold=0.01)
     assert res.reason
     if res.status == "ok":
-        assert _rot_err_deg(res.R, matrix_from_rvec(s["rvec"])) < 1e-6
-        np.testing.assert_allclose(res.t, s["tvec"], atol=1e-6)
+        assert _rot_err_deg(res.R, matrix_from_rvec(s["rvec"])) < CLEAN_POSE_ROTATION_DEG
+        np.testing.assert_allclose(res.t, s["tvec"], atol=CLEAN_POSE_POINTS)
 
 
 def test_covariance_predicts_the_spread(tol):
@@ -483,7 +495,8 @@ def test_eliminated_information_is_the_schur_complement_and_stays_positive():
     rng = np.random.default_rng(3)
     Jg, Jp = rng.normal(size=(60, 4, 6)), rng.normal(size=(60, 4, 3))
     np.testing.assert_allclose(eliminated_information(Jg, Jp),
-                               reduced_normal_equations(Jg, Jp)[0], rtol=1e-9, atol=1e-9)
+                               reduced_normal_equations(Jg, Jp)[0], rtol=NORMAL_EQUATIONS_RTOL,
+                               atol=NORMAL_EQUATIONS_RTOL)
     U, _, Vt = np.linalg.svd(Jp, full_matrices=False)
     weak = np.array([1e3, 1.0, 1e-9])  # each point nearly free along one direction
     Jp_bad = U * weak[None, None, :] @ Vt
@@ -493,8 +506,9 @@ def test_eliminated_information_is_the_schur_complement_and_stays_positive():
         Ub = np.linalg.svd(p, full_matrices=True)[0]
         N = Ub[:, 2:]  # the residual directions the point cannot absorb (two of rank 2)
         exact += (N.T @ g).T @ (N.T @ g)
-    np.testing.assert_allclose(S, exact, rtol=1e-8, atol=1e-8)
-    assert np.linalg.eigvalsh(S)[0] >= -1e-9 * np.linalg.eigvalsh(S)[-1]
+    np.testing.assert_allclose(S, exact, rtol=ELIMINATED_ILL_CONDITIONED_RTOL,
+                               atol=ELIMINATED_ILL_CONDITIONED_RTOL)
+    assert np.linalg.eigvalsh(S)[0] >= -NORMAL_EQUATIONS_RTOL * np.linalg.eigvalsh(S)[-1]
 
 
 @pytest.mark.slow
@@ -869,9 +883,10 @@ def test_refine_pose_sampson_recovers_the_pose_from_nearby_starts(tol):
     for sampson in (ps, ps.subsets(rows)):
         R, t, rms = refine_pose_sampson(sampson, R0, t0, iterations=50)
         for k in range(3):
-            assert _rot_err_deg(R[k], matrix_from_rvec(s["rvec"])) < 1e-6
-            np.testing.assert_allclose(t[k], s["tvec"], atol=1e-6 * np.linalg.norm(s["tvec"]))
-        assert np.all(rms < 1e-6)
+            assert _rot_err_deg(R[k], matrix_from_rvec(s["rvec"])) < CLEAN_POSE_ROTATION_DEG
+            np.testing.assert_allclose(t[k], s["tvec"],
+                                       atol=CLEAN_POSE_POINTS * np.linalg.norm(s["tvec"]))
+        assert np.all(rms < CLEAN_POSE_RMS_PX)
 
 
 def test_pose_distances_count_points_behind_a_camera_as_outliers():
@@ -881,17 +896,17 @@ def test_pose_distances_count_points_behind_a_camera_as_outliers():
     s = random_two_view_scene(0, 30)
     i1, i2, rv, t = s["intrinsics1"], s["intrinsics2"], s["rvec"], s["tvec"]
     cost, e, X = xslit.sfm.pose_distances(i1, i2, rv, t, s["points1"], s["points2"], 1.0)
-    assert cost < 1e-12 and np.all(e < 1e-12)
-    np.testing.assert_allclose(X[:, :3] / X[:, 3:], s["X"], atol=1e-6)
+    assert cost < EXACT and np.all(e < EXACT)
+    np.testing.assert_allclose(X[:, :3] / X[:, 3:], s["X"], atol=CLEAN_POSE_POINTS)
     cam1 = compose_camera(i1, np.zeros(3), np.zeros(3))
     cam2 = compose_camera(i2, rv, t)
     behind = -s["X"][:1]  # on the far side of the origin: behind camera 1
     q1, q2 = cam1.project(behind), cam2.project(behind)
     F = epipolar_tensor(cam1.A1, cam1.A2, cam2.A1, cam2.A2)
-    assert abs(sampson_distance(F, q1, q2)[0]) < 1e-9
+    assert abs(sampson_distance(F, q1, q2)[0]) < CLEAN_SAMPSON_PX
     p1, p2 = np.r_[s["points1"], q1], np.r_[s["points2"], q2]
     cost, e, _ = xslit.sfm.pose_distances(i1, i2, rv, t, p1, p2, 2.0)
-    assert np.isinf(e[-1]) and cost == pytest.approx(4.0, abs=1e-9)
+    assert np.isinf(e[-1]) and cost == pytest.approx(4.0, abs=CLEAN_SAMPSON_PX)
 
 
 def test_leverages_sum_to_the_pose_parameters_and_mark_a_lone_witness():
@@ -909,10 +924,10 @@ def test_leverages_sum_to_the_pose_parameters_and_mark_a_lone_witness():
     S, _, h, M = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2,
                                          X, influence=True)
     assert np.all((h >= 0) & (h <= 1))
-    assert h.sum() == pytest.approx(6.0, abs=1e-6)
+    assert h.sum() == pytest.approx(6.0, abs=NONZERO_RTOL)
     assert np.argmax(h) == 0
     # Noise-free: the residuals, and so the sandwich estimate's middle term, vanish.
-    assert np.abs(M).max() < 1e-12 * np.abs(S).max()
+    assert np.abs(M).max() < EXACT * np.abs(S).max()
     S0, _ = metric_pose_information(s["intr"], s["intr"], s["rvec"], s["tvec"], p1, p2, X)
     np.testing.assert_array_equal(S, S0)
     rng = np.random.default_rng(0)
@@ -938,9 +953,9 @@ def test_eliminated_rows_sum_to_the_information():
     Jp[5] = 0.0  # a point that observes nothing absorbs nothing
     A = eliminated_rows(Jg, Jp)
     np.testing.assert_allclose(np.einsum("nmi,nmj->ij", A, A), eliminated_information(Jg, Jp),
-                               rtol=1e-12, atol=1e-12)
+                               rtol=EXACT, atol=EXACT)
     np.testing.assert_allclose(np.einsum("mi,mj->ij", A[5], A[5]), Jg[5].T @ Jg[5],
-                               rtol=1e-12, atol=1e-12)
+                               rtol=EXACT, atol=EXACT)
 
 
 def test_pose_resting_on_an_unverifiable_correspondence_is_reported():
@@ -982,7 +997,7 @@ def test_robust_metric_fit_recovers_the_pose_and_reselects_its_inliers(tol):
     i1, i2, p1, p2 = s["intrinsics1"], s["intrinsics2"], s["points1"], s["points2"]
     fit = xslit.sfm.fit_metric_pose_robust(i1, i2, s["rvec"] + 1e-3, s["tvec"] * 1.01, p1, p2,
                                            threshold=1.0)
-    assert fit.inliers.all() and fit.converged and fit.cost < 1e-12
+    assert fit.inliers.all() and fit.converged and fit.cost < EXACT
     np.testing.assert_allclose(fit.tvec, s["tvec"], atol=tol.SWEEP_ML_NOISE_FREE)
     q1 = np.r_[p1, p1[:3]]
     q2 = np.r_[p2, p2[:3] + np.array([0.0, -40.0])]
@@ -993,7 +1008,7 @@ def test_robust_metric_fit_recovers_the_pose_and_reselects_its_inliers(tol):
     np.testing.assert_array_equal(fit.distances <= 1.0, true)
     assert fit.inliers.sum() >= 75 and not np.any(fit.inliers & ~true)
     np.testing.assert_allclose(fit.tvec, s["tvec"], atol=tol.SWEEP_ML_NOISE_FREE)
-    assert fit.cost == pytest.approx(3 * 1.0, abs=1e-6)
+    assert fit.cost == pytest.approx(3 * 1.0, abs=CLEAN_POSE_RMS_PX)
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -630,3 +630,22 @@ LINEAR_CLEAN_TENSOR = 1e-6
 #: assert_allclose's default relative 1e-7). Measured: 3.7e-14 and 1.4e-13 on the tensors,
 #: 2.5e-9 px on the distances (an outlier's, hundreds of pixels from the tensor).
 BACKENDS_AGREE = 1e-9
+#: calibrated_two_view and the robust metric fit on exact correspondences: reprojection RMS
+#: (pixels; 9e-14 measured) and the truncated cost beyond what the outliers contribute
+#: (pixels squared; 0 measured).
+CLEAN_POSE_RMS_PX = 1e-6
+#: Sampson distance of an exact correspondence to its pose's tensor (pixels; 2.8e-12
+#: measured for a point behind the cameras).
+CLEAN_SAMPSON_PX = 1e-9
+#: Singular values of the map from the pose to the tensor (tensor_map) below this fraction
+#: of the largest count as zero: the map's rank is that of its structure, and rounding is
+#: far below.
+TENSOR_MAP_RANK_RTOL = 1e-9
+#: The information with the points eliminated against the reduced normal equations (two
+#: routes of the same sums; random Jacobians of order one), and the smallest eigenvalue of the
+#: information above minus this fraction of the largest.
+NORMAL_EQUATIONS_RTOL = 1e-9
+#: The same with points nearly free along one direction (singular values 1e3, 1, 1e-9 of
+#: their Jacobian): the elimination by the residual directions against the closed form,
+#: where the Schur complement would lose its smallest eigenvalues.
+ELIMINATED_ILL_CONDITIONED_RTOL = 1e-8
