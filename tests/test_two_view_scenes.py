@@ -13,12 +13,12 @@ from tolerances import (
     LMEDS_THRESHOLD_SIGMAS,
     MINIMAL_TRUTH_RTOL,
     ON_VARIETY_RTOL,
+    POLISH_STOP_PER_POINT,
     SAME_FIT_RTOL,
     VARIETY_MAX_DISTANCE_FACTOR,
     VARIETY_RMS_FACTOR,
     WARM_COLD_COST_RTOL,
     WARM_COLD_TENSOR,
-    WARM_START_SAME_TENSOR,
 )
 
 import xslit
@@ -126,23 +126,27 @@ def test_refine_on_variety_from_the_truth_keeps_the_ml_cost():
     assert fit.rms > 0.8 * np.sqrt(np.mean(d_true**2))
 
 
-def test_refine_on_variety_continues_from_a_fit():
+@pytest.mark.parametrize("seed", [5, 1, 4, 7, 9])
+def test_refine_on_variety_continues_from_a_fit(seed):
     """A polish started from a previous fit's principal-minor matrix: on the same inliers it
-    stays at that optimum; on another inlier set it reaches the optimum a cold polish of
-    that set reaches; a fit in another normalisation is not used (the cold path runs)."""
-    c1, c2, p1, p2 = canonical_scene(5)
+    ends at a cost no higher (the same tensor on seeds 4, 5 and 7; on seed 9 the first
+    polish had stopped short and the second goes on, 0.04% lower and 0.73 of the fit's
+    distance to the truth away); on another inlier set it ends at a cost no higher than a
+    cold polish of that set, up to the polishes' stopping rule (the same optimum on seeds 4
+    and 5; on 1, 7 and 9 the cold polish stops in a worse one, up to 1.2% higher); a fit in
+    another normalisation is not used (the cold path runs)."""
+    c1, c2, p1, p2 = canonical_scene(seed)
     F_true = xslit.computeEpipolarTensor(c1, c2)
     fit = refine_on_variety(F_true, p1, p2, threshold=1.5)
     again = refine_on_variety(F_true, p1, p2, fit.inliers, threshold=1.5, start=fit)
     assert again.rms <= fit.rms * (1 + SAME_FIT_RTOL)
-    assert projective_distance(again.F, fit.F) < WARM_START_SAME_TENSOR
     fewer = fit.inliers.copy()
     fewer[np.flatnonzero(fewer)[::10]] = False
     warm = refine_on_variety(F_true, p1, p2, fewer, start=fit)
     cold = refine_on_variety(F_true, p1, p2, fewer)
+    cold_cost = np.sum(cold.distances[fewer] ** 2)
     assert (np.sum(warm.distances[fewer] ** 2)
-            <= np.sum(cold.distances[fewer] ** 2) * (1 + WARM_COLD_COST_RTOL))
-    assert projective_distance(warm.F, cold.F) < WARM_COLD_TENSOR
+            <= cold_cost * (1 + POLISH_STOP_PER_POINT / np.count_nonzero(fewer)))
     frame = np.tile(np.eye(2), (4, 1, 1))  # pixels: not the fit's normalisation
     other = refine_on_variety(F_true, p1, p2, fewer, frame=frame, start=fit)
     np.testing.assert_array_equal(other.F, refine_on_variety(F_true, p1, p2, fewer,
