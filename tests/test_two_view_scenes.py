@@ -19,6 +19,7 @@ from tolerances import (
     VARIETY_RMS_FACTOR,
     WARM_COLD_COST_RTOL,
     WARM_COLD_TENSOR,
+    WARM_START_SAME_TENSOR,
 )
 
 import xslit
@@ -147,6 +148,10 @@ def test_refine_on_variety_continues_from_a_fit(seed):
     cold_cost = np.sum(cold.distances[fewer] ** 2)
     assert (np.sum(warm.distances[fewer] ** 2)
             <= cold_cost * (1 + POLISH_STOP_PER_POINT / np.count_nonzero(fewer)))
+    if seed == 5:  # the scene where every polish reaches the same optimum
+        assert projective_distance(again.F, fit.F) < WARM_START_SAME_TENSOR
+        assert np.sum(warm.distances[fewer] ** 2) <= cold_cost * (1 + WARM_COLD_COST_RTOL)
+        assert projective_distance(warm.F, cold.F) < WARM_COLD_TENSOR
     frame = np.tile(np.eye(2), (4, 1, 1))  # pixels: not the fit's normalisation
     other = refine_on_variety(F_true, p1, p2, fewer, frame=frame, start=fit)
     np.testing.assert_array_equal(other.F, refine_on_variety(F_true, p1, p2, fewer,

@@ -611,11 +611,14 @@ TRIANGULATION_EXACT = 1e-8
 #: polish's parameters are such cameras, so only rounding separates them (7e-19 and 3e-16
 #: measured; a linear tensor misses by percents).
 ON_VARIETY_RTOL = 1e-8
-#: The polish with a bad start beside the truth against the truth's alone: the cost no more
-#: than this fraction higher and the tensors within this projective distance (0 and 0
-#: measured: the same start wins).
+#: Polishes that reach the same optimum (a bad start beside the truth against the truth's
+#: alone; a warm and a cold polish of the same inliers, and a polish restarted from its own
+#: fit, on the scene where they do): the cost no more than this fraction higher and the
+#: tensors within these projective distances (0 measured for the first; -7e-7, 9.8e-6 and 0
+#: for the others, which stop at the polish's stopping rule).
 WARM_COLD_COST_RTOL = 1e-6
 WARM_COLD_TENSOR = 1e-5
+WARM_START_SAME_TENSOR = 1e-6
 #: A polish stops when a step lowers its cost by less than a thousandth of a
 #: correspondence's mean cost (xslit.epipolar.variety), so two polishes that reach the same
 #: optimum end within that of each other: a warm polish's cost may exceed a cold one's by

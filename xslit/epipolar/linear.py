@@ -1414,18 +1414,28 @@ def _nb_recall_or_fit(design, rows, s2, source, target, K, tol, D, fit, known_ro
                       fit_ok, fits, syrk, sygv):  # pragma: no cover - compiled
     """Taubin's fit of ``rows`` into ``fit`` (:func:`_nb_taubin_rows`; False when the rows do
     not determine it), or the same fit made before: among the ``known`` ones or the first
-    ``fits`` of this call (for numba, :func:`_compiled_row_kernels`)."""
+    ``fits`` of this call; recorded as the call's fit number ``fits`` (its rows, their number,
+    the tensor and whether it succeeded) either way (for numba,
+    :func:`_compiled_row_kernels`)."""
     k = _nb_recall(rows, known_rows, known_sizes, known_sizes.shape[0])
     if k >= 0:
-        if known_ok[k]:
+        ok = known_ok[k]
+        if ok:
             fit[:] = known_models[k]
-        return known_ok[k]
-    k = _nb_recall(rows, fit_rows, fit_sizes, fits)
-    if k >= 0:
-        if fit_ok[k]:
-            fit[:] = fit_models[k]
-        return fit_ok[k]
-    return _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, fit, syrk, sygv)
+    else:
+        k = _nb_recall(rows, fit_rows, fit_sizes, fits)
+        if k >= 0:
+            ok = fit_ok[k]
+            if ok:
+                fit[:] = fit_models[k]
+        else:
+            ok = _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, fit, syrk, sygv)
+    n = rows.shape[0]
+    fit_rows[fits, :n] = rows
+    fit_ok[fits] = ok
+    fit_sizes[fits] = n
+    fit_models[fits] = fit
+    return ok
 
 
 def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, thresholds,
@@ -1435,8 +1445,8 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
                         gemv):  # pragma: no cover - compiled
     """:func:`iterated_taubin_fits` into ``out`` (16,) (the last tensor), ``d``, ``gn``
     (1, N) (its distances and gradient norms) and the fits' rows, sizes, tensors and
-    success (for numba, :func:`_compiled_row_kernels`). Returns -1 when no tensor was fitted, 1 when converged, else 0. The kernels
-    of :func:`taubin_fit_from_design`, :func:`weighted_leverage`, :func:`denormalize_with`,
+    success (for numba, :func:`_compiled_row_kernels`). Returns -1 when no tensor was fitted,
+    1 when converged, else 0. The kernels of :func:`taubin_fit_from_design`, :func:`weighted_leverage`, :func:`denormalize_with`,
     :func:`pulled_rows` and :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the order
     of the loop's calls."""
     n_all = design.shape[0]
@@ -1460,10 +1470,6 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
         ok = _nb_recall_or_fit(design, rows[:n], s2, source, target, K, tol, D[:n], fit,
                                known_rows, known_sizes, known_models, known_ok, fit_rows,
                                fit_sizes, fit_models, fit_ok, fits, syrk, sygv)
-        fit_rows[fits, :n] = rows[:n]
-        fit_ok[fits] = ok
-        fit_sizes[fits] = n
-        fit_models[fits] = fit
         fits += 1
         if not ok:
             break
@@ -1495,10 +1501,6 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
         ok = _nb_recall_or_fit(design, kept[:m], s2, source, target, K, tol, D[:m], fit,
                                known_rows, known_sizes, known_models, known_ok, fit_rows,
                                fit_sizes, fit_models, fit_ok, fits, syrk, sygv)
-        fit_rows[fits, :m] = kept[:m]
-        fit_ok[fits] = ok
-        fit_sizes[fits] = m
-        fit_models[fits] = fit
         fits += 1
         if not ok:
             return 0 if fitted else -1

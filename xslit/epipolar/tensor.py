@@ -112,7 +112,8 @@ def design_matrix(points1, points2) -> np.ndarray:
 
 
 def evaluate_tensor(F, points1, points2) -> np.ndarray:
-    """Algebraic residual of eq. (22) for each correspondence; ``F`` may be batched ``(B, 2,2,2,2)``.
+    """Algebraic residual of eq. (22) for each correspondence; ``F`` may be batched
+    ``(B, 2, 2, 2, 2)``.
 
     Returns
     -------
