@@ -185,6 +185,37 @@ def test_minimal_null_vectors_decide_as_the_numpy_path(monkeypatch):
     assert not out[0][1][3] and out[0][1][np.arange(64) != 3].all()
 
 
+def test_minimal_null_vectors_side_by_side_are_one_at_a_time(monkeypatch):
+    """The samples factored side by side (one vectorised step over the batch) give the
+    null vectors and decisions of one sample at a time bit for bit: full and partial batches,
+    samples with a zero or repeated design row (whose reflector meets a zero column and which
+    are factored one at a time), conditioning near the tolerance; and the samples read in
+    place from the design rows are the gathered matrices'."""
+    pytest.importorskip("numba")
+    from xslit.epipolar import linear
+
+    monkeypatch.setattr(_jit, "USE_NUMBA", True)
+    rng = np.random.default_rng(31)
+    for trial in range(30):
+        n = int(rng.integers(20, 200))
+        rows = rng.normal(size=(n, 16)) * np.logspace(-6 * (trial % 3 == 0), 0, 16)
+        rows[int(rng.integers(n))] = 0.0
+        rows[:, 2] = 0.0 if trial % 4 == 0 else rows[:, 2]
+        B = int(rng.integers(1, 3 * linear.NULL_LANES))
+        samples = np.argsort(rng.random((B, n)), axis=1)[:, :15]
+        samples[0, 1] = samples[0, 0]  # a repeated row
+        tol = 10 ** rng.uniform(-8, -2)
+        with monkeypatch.context() as m:
+            m.setattr(linear, "NULL_LANES", 1)
+            ref, ref_ok = minimal_null_vectors(rows, tol, samples)
+        f, ok = minimal_null_vectors(rows, tol, samples)
+        np.testing.assert_array_equal(f, ref)
+        np.testing.assert_array_equal(ok, ref_ok)
+        f2, ok2 = minimal_null_vectors(rows[samples], tol)
+        np.testing.assert_array_equal(f2, f)
+        np.testing.assert_array_equal(ok2, ok)
+
+
 def test_design_rows_are_the_numpy_paths(monkeypatch):
     """The compiled rows of one-dimensional coordinates: the same products bit for bit."""
     pytest.importorskip("numba")

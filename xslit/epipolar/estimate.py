@@ -222,7 +222,7 @@ class EpipolarProblem(RobustProblemBase):
         its inliers; degenerate samples are then not detected, the refits decide).
         """
         if samples.shape[1] == MIN_LINEAR_POINTS:
-            f, ok = minimal_null_vectors(self.design[samples], CONDITIONING_TOL)
+            f, ok = minimal_null_vectors(self.design, CONDITIONING_TOL, samples)
         elif near is not None:
             start = np.asarray(near, dtype=float).reshape(16) @ self.normalized_from_model
             f = sample_inverse_iteration(self.design, samples, start)

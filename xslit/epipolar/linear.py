@@ -398,7 +398,13 @@ def null_vector_tall(D) -> tuple[np.ndarray, float]:
     return V[..., :, 0], conditioning_from_eigenvalues(w)
 
 
-def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
+#: Samples that :func:`minimal_null_vectors` factors side by side in its compiled pass (the
+#: robust loop's batch): each step of Householder's QR is then one operation over this many
+#: samples, which the compiler vectorises (2.2x faster than one sample at a time).
+NULL_LANES = 64
+
+
+def minimal_null_vectors(D, tol, samples=None) -> tuple[np.ndarray, np.ndarray]:
     """Null vectors of a batch of normalised 15 x 16 design matrices and whether
     ``s_15 / s_1 > tol``.
 
@@ -412,8 +418,12 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    D : (B, 15, 16) ndarray
+    D : (B, 15, 16) ndarray, or (n, 16) with ``samples``
+        The design matrices, or the design rows that the samples index.
     tol : float
+    samples : (B, 15) int ndarray, optional
+        Rows of ``D`` in each design matrix: the matrices are ``D[samples]``, which the
+        compiled pass reads in place (the robust loop's samples, without a gathered copy).
 
     Returns
     -------
@@ -421,10 +431,20 @@ def minimal_null_vectors(D, tol) -> tuple[np.ndarray, np.ndarray]:
     ok : (B,) bool ndarray
     """
     if _jit.USE_NUMBA and _compiled_row_kernels():  # null vectors, R and c in one pass
-        f, R, c = np.empty((len(D), 16)), np.empty((len(D), 15, 15)), np.empty(len(D))
+        if samples is None:
+            D = np.ascontiguousarray(D, dtype=float)
+            rows = D.reshape(-1, 16)
+            samples = np.arange(len(rows)).reshape(len(D), 15)
+        else:
+            rows = np.ascontiguousarray(D, dtype=float)
+            samples = np.ascontiguousarray(samples, dtype=np.intp)
+        B = len(samples)
+        f, R, c = np.empty((B, 16)), np.empty((B, 15, 15)), np.empty(B)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            _nb_householder_null(np.ascontiguousarray(D, dtype=float), f, R, c)
+            _nb_householder_null_lanes(rows, samples, float(tol), f, R, c, NULL_LANES)
     else:
+        if samples is not None:
+            D = D[samples]
         Q, R = np.linalg.qr(np.swapaxes(D, -1, -2), mode="complete")
         f, R = Q[:, :, 15], R[:, :15, :]
         # An exactly singular sample (a zero on the diagonal of R, e.g. a zero design row)
@@ -877,26 +897,30 @@ def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
         row[12], row[13], row[14], row[15] = c0, c1, c2, 1.0
 
 
-def _nb_householder_null(D, f, R, c):  # pragma: no cover - compiled
-    """The null vectors ``f`` (B, 16), triangular factors ``R`` (B, 15, 15) and bounds ``c``
-    (B,) of :func:`minimal_null_vectors`: Householder's QR of each ``D^T`` (16 x 15) with
-    LAPACK's reflectors (``dlarfg``: ``H = I - tau v v^T``, ``v[0] = 1``,
-    ``beta = -sign(x_0) |x|``), then the last column of ``Q = H_1 ... H_15`` from its
-    reflectors alone (numpy's complete QR forms all of ``Q`` and copies it; the vectors agree
-    to rounding, sign included), and ``c = 1 / (|R|_F |R^-1|_F)`` with each column of
-    ``R^-1`` by back substitution (a fifth of the cost of numpy's batched ``inv``, which
-    factors the triangular matrices again; 0 when a diagonal entry of ``R`` is 0)."""
-    A = np.empty((16, 15))
+def _nb_householder_null(rows, samples, tol, f, R, c):  # pragma: no cover - compiled
+    """The null vectors ``f`` (B, 16) and bounds ``c`` (B,) of :func:`minimal_null_vectors`
+    for the design matrices ``rows[samples[b]]`` (15 x 16), and the triangular factor ``R``
+    (B, 15, 15) of the samples whose decision needs singular values
+    (``c <= tol < 15 c``; the other entries of ``R`` are left unset): Householder's QR of
+    each ``D^T`` (16 x 15) with LAPACK's reflectors (``dlarfg``: ``H = I - tau v v^T``,
+    ``v[0] = 1``, ``beta = -sign(x_0) |x|``), then the last column of ``Q = H_1 ... H_15``
+    from its reflectors alone (numpy's complete QR forms all of ``Q`` and copies it; the
+    vectors agree to rounding, sign included), and ``c = 1 / (|R|_F |R^-1|_F)`` with each
+    column of ``R^-1`` by back substitution (a fifth of the cost of numpy's batched ``inv``,
+    which factors the triangular matrices again; 0 when a diagonal entry of ``R`` is 0).
+    ``D^T`` is held as ``D`` (``A[j, i]`` is entry ``(i, j)`` of ``D^T``), so that each
+    reflector and each column it updates are contiguous rows."""
+    A = np.empty((15, 16))
     taus = np.empty(15)
-    for b in range(D.shape[0]):
-        for i in range(16):
-            for j in range(15):
-                A[i, j] = D[b, j, i]
+    for b in range(samples.shape[0]):
         for j in range(15):
+            A[j, :] = rows[samples[b, j], :]
+        for j in range(15):
+            v = A[j]
             xnorm = 0.0
             for i in range(j + 1, 16):
-                xnorm += A[i, j] * A[i, j]
-            alpha = A[j, j]
+                xnorm += v[i] * v[i]
+            alpha = v[j]
             if xnorm == 0.0:
                 taus[j] = 0.0
                 continue
@@ -904,47 +928,151 @@ def _nb_householder_null(D, f, R, c):  # pragma: no cover - compiled
             taus[j] = (beta - alpha) / beta
             scale = 1.0 / (alpha - beta)
             for i in range(j + 1, 16):
-                A[i, j] *= scale
-            A[j, j] = beta
+                v[i] *= scale
+            v[j] = beta
             for k in range(j + 1, 15):  # H_j on the remaining columns
-                w = A[j, k]
+                col = A[k]
+                w = col[j]
                 for i in range(j + 1, 16):
-                    w += A[i, j] * A[i, k]
+                    w += v[i] * col[i]
                 w *= taus[j]
-                A[j, k] -= w
+                col[j] -= w
                 for i in range(j + 1, 16):
-                    A[i, k] -= w * A[i, j]
+                    col[i] -= w * v[i]
         q = f[b]
         q[:] = 0.0
         q[15] = 1.0
         for j in range(14, -1, -1):  # Q e_16 = H_1 (H_2 (... H_15 e_16))
+            v = A[j]
             w = q[j]
             for i in range(j + 1, 16):
-                w += A[i, j] * q[i]
+                w += v[i] * q[i]
             w *= taus[j]
             q[j] -= w
             for i in range(j + 1, 16):
-                q[i] -= w * A[i, j]
-        frobenius = 0.0
+                q[i] -= w * v[i]
+        frobenius = 0.0  # |R|_F, row by row of R (R[i, j] = A[j, i], j >= i)
         singular = False
         for i in range(15):
             singular |= A[i, i] == 0.0
-            for j in range(15):
-                R[b, i, j] = A[i, j] if j >= i else 0.0
-                frobenius += R[b, i, j] * R[b, i, j]
+            for j in range(i, 15):
+                frobenius += A[j, i] * A[j, i]
         if singular:
             c[b] = 0.0
-            continue
-        total = 0.0
-        x = taus  # the reflectors' factors are no longer needed: R x = e_j, x[i] = 0 below j
+        else:
+            total = 0.0
+            x = taus  # the reflectors' factors are no longer needed: R x = e_j, x[i] = 0 below j
+            for j in range(15):
+                for i in range(j, -1, -1):
+                    t = 1.0 if i == j else 0.0
+                    for k in range(i + 1, j + 1):
+                        t -= A[k, i] * x[k]
+                    x[i] = t / A[i, i]
+                    total += x[i] * x[i]
+            c[b] = 1.0 / (np.sqrt(frobenius) * np.sqrt(total))
+        bound = c[b] if np.isfinite(c[b]) else 0.0
+        if not bound > tol and 15.0 * bound > tol:
+            for i in range(15):
+                for j in range(15):
+                    R[b, i, j] = A[j, i] if j >= i else 0.0
+
+
+def _nb_householder_null_lanes(rows, samples, tol, f, R, c, lanes):  # pragma: no cover
+    """:func:`_nb_householder_null` of up to ``lanes`` samples side by side: the same
+    operations in the same order on each sample (bit for bit), with the samples in the last
+    axis of the work arrays, so that each step is one vectorised loop over them. A sample
+    whose reflector meets an exactly zero column (a zero or repeated design row, where
+    :func:`_nb_householder_null` skips the reflector) is factored again by it."""
+    B = samples.shape[0]
+    L = min(B, lanes)
+    A = np.empty((15, 16, L))
+    taus = np.empty((15, L))
+    w, xnorm, scale, t = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
+    q, x = np.empty((16, L)), np.empty((15, L))
+    frobenius, total = np.empty(L), np.empty(L)
+    again = np.zeros(L, np.bool_)
+    for b0 in range(0, B, L):
+        m = min(L, B - b0)
+        for l in range(L):  # lanes beyond the batch repeat its first sample
+            b = b0 + l if l < m else b0
+            for j in range(15):
+                for i in range(16):
+                    A[j, i, l] = rows[samples[b, j], i]
+        again[:] = False
         for j in range(15):
+            xnorm[:] = 0.0
+            for i in range(j + 1, 16):
+                for l in range(L):
+                    xnorm[l] += A[j, i, l] * A[j, i, l]
+            for l in range(L):
+                again[l] |= xnorm[l] == 0.0
+                alpha = A[j, j, l]
+                beta = -np.copysign(np.sqrt(alpha * alpha + xnorm[l]), alpha)
+                taus[j, l] = (beta - alpha) / beta
+                scale[l] = 1.0 / (alpha - beta)
+                A[j, j, l] = beta
+            for i in range(j + 1, 16):
+                for l in range(L):
+                    A[j, i, l] *= scale[l]
+            for k in range(j + 1, 15):  # H_j on the remaining columns
+                for l in range(L):
+                    w[l] = A[k, j, l]
+                for i in range(j + 1, 16):
+                    for l in range(L):
+                        w[l] += A[j, i, l] * A[k, i, l]
+                for l in range(L):
+                    w[l] *= taus[j, l]
+                    A[k, j, l] -= w[l]
+                for i in range(j + 1, 16):
+                    for l in range(L):
+                        A[k, i, l] -= w[l] * A[j, i, l]
+        q[:] = 0.0
+        q[15, :] = 1.0
+        for j in range(14, -1, -1):  # Q e_16 = H_1 (H_2 (... H_15 e_16))
+            for l in range(L):
+                w[l] = q[j, l]
+            for i in range(j + 1, 16):
+                for l in range(L):
+                    w[l] += A[j, i, l] * q[i, l]
+            for l in range(L):
+                w[l] *= taus[j, l]
+                q[j, l] -= w[l]
+            for i in range(j + 1, 16):
+                for l in range(L):
+                    q[i, l] -= w[l] * A[j, i, l]
+        frobenius[:] = 0.0
+        for i in range(15):
+            for j in range(i, 15):
+                for l in range(L):
+                    frobenius[l] += A[j, i, l] * A[j, i, l]
+        total[:] = 0.0
+        for j in range(15):  # R x = e_j, x[i] = 0 below j
             for i in range(j, -1, -1):
-                t = 1.0 if i == j else 0.0
+                for l in range(L):
+                    t[l] = 1.0 if i == j else 0.0
                 for k in range(i + 1, j + 1):
-                    t -= A[i, k] * x[k]
-                x[i] = t / A[i, i]
-                total += x[i] * x[i]
-        c[b] = 1.0 / (np.sqrt(frobenius) * np.sqrt(total))
+                    for l in range(L):
+                        t[l] -= A[k, i, l] * x[k, l]
+                for l in range(L):
+                    x[i, l] = t[l] / A[i, i, l]
+                    total[l] += x[i, l] * x[i, l]
+        for l in range(m):
+            b = b0 + l
+            if again[l]:
+                _nb_householder_null(rows, samples[b:b + 1], tol, f[b:b + 1], R[b:b + 1],
+                                     c[b:b + 1])
+                continue
+            singular = False
+            for i in range(16):
+                f[b, i] = q[i, l]
+            for i in range(15):
+                singular |= A[i, i, l] == 0.0
+            c[b] = 0.0 if singular else 1.0 / (np.sqrt(frobenius[l]) * np.sqrt(total[l]))
+            bound = c[b] if np.isfinite(c[b]) else 0.0
+            if not bound > tol and 15.0 * bound > tol:
+                for i in range(15):
+                    for j in range(15):
+                        R[b, i, j] = A[j, i, l] if j >= i else 0.0
 
 
 def _nb_gram(D, syrk):  # pragma: no cover - compiled
@@ -1084,6 +1212,7 @@ def _nb_denormalize_rows(f, K, out):  # pragma: no cover - compiled
 @functools.cache
 def _compiled_row_kernels() -> bool:
     """Compile :func:`_nb_design_rows`, :func:`_nb_householder_null`,
+    :func:`_nb_householder_null_lanes`,
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
     :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`,
     :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
@@ -1095,6 +1224,7 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_block_sum`, :func:`_nb_pairwise_sum` and :func:`_nb_best_sample_fit` (the
     module's names then hold the compiled kernels); False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
+                                            "_nb_householder_null_lanes",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
                                             "_nb_pulled_rows",
