@@ -9,6 +9,8 @@ support so far is found with the required confidence. :class:`UniformSampler` is
 
 from __future__ import annotations
 
+import bisect
+
 import functools
 from typing import Protocol
 
@@ -84,7 +86,7 @@ def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.nda
     redraw the rare rows with a repeat.
     """
     out = np.empty((len(pools), s), np.intp)
-    small = (pools <= 512) | (pools <= 4 * s) | (s * s > pools)
+    small = _small_pool(pools, s)
     if np.any(small):
         ps = pools[small]
         keys = rng.random((len(ps), int(ps.max())))
@@ -98,6 +100,11 @@ def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.nda
         out[rows[ok]] = idx[ok]
         rows = rows[~ok]
     return out
+
+
+def _small_pool(pools, s):
+    """Whether :func:`_sample_pools` draws from pools of these sizes by random keys."""
+    return (pools <= 512) | (pools <= 4 * s) | (s * s > pools)
 
 
 def disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
@@ -278,6 +285,7 @@ class ProsacSampler:
         log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
         steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
         self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
+        self._grow = self.grow.tolist()  # for bisect: the schedule of a batch in two lookups
         self.pool = s
         self.max_pool = n
         self.drawn = 0
@@ -287,6 +295,25 @@ class ProsacSampler:
         return min(batch_size, 16)
 
     def draw(self, rng: np.random.Generator, batch: int) -> np.ndarray:
+        s, cap = self.s, max(self.max_pool, self.pool)
+        first = min(s + bisect.bisect_right(self._grow, self.drawn + 1.0) - 1, cap)
+        last = min(s + bisect.bisect_right(self._grow, self.drawn + float(batch)) - 1, cap)
+        if first == last and _small_pool(first, s) and _small_pool(first - 1, s):
+            # One pool for the whole batch (nearly always: the pool grows every few hundred
+            # samples or more), of which at most the sample at t = T'_n holds the newest
+            # point: the steps below without their arrays of pool sizes, the same draws.
+            newest = int(self._grow[first - s] - self.drawn - 1.0)
+            newest = newest if first > s and 0 <= newest < batch else -1
+            if newest < 0 or batch > 1:
+                keys = rng.random((batch, first))
+                if newest >= 0:
+                    keys[newest, first - 1] = 2.0
+                idx = np.argpartition(keys, s - 1, axis=1)[:, :s]
+                if newest >= 0:
+                    idx[newest, -1] = first - 1
+                self.drawn += batch
+                self.pool = last
+                return self.order[idx]
         t = self.drawn + 1.0 + np.arange(batch)
         pool = self.s + np.searchsorted(self.grow, t, side="right") - 1
         pool = np.minimum(pool, max(self.max_pool, self.pool))
