@@ -10,7 +10,6 @@ support so far is found with the required confidence. :class:`UniformSampler` is
 from __future__ import annotations
 
 import bisect
-
 import functools
 from typing import Protocol
 
