@@ -181,11 +181,12 @@ class EpipolarProblem(RobustProblemBase):
         self.design = design_rows(*normed)
         self.design.flags.writeable = False
         # Per axis: pixels to centred ones (shift), centred pixels to normalised ones (scale),
-        # and their inverses; the four tensor maps in one batched product.
+        # and their inverses (written out: the numbers LAPACK's inverse gives, without its
+        # call); the four tensor maps in one batched product.
         maps = np.zeros((4, 4, 2, 2))  # (shift, shift^-1, scale, scale^-1), axis
-        maps[0] = [[[1.0, -c], [0.0, 1.0]] for c in centre]
-        maps[2, :, 0, 0], maps[2, :, 1, 1] = s, 1.0
-        maps[[1, 3]] = np.linalg.inv(maps[[0, 2]])
+        maps[:2, :, 0, 0] = maps[:, :, 1, 1] = 1.0
+        maps[0, :, 0, 1], maps[1, :, 0, 1] = -centre, centre
+        maps[2, :, 0, 0], maps[3, :, 0, 0] = s, 1.0 / s
         (self._to_pixels, self._from_pixels, self.model_from_normalized,
          self.normalized_from_model) = kron_modes(*np.swapaxes(maps, 0, 1))
         self._rows = SampsonRows(self.points1, self.points2)
@@ -529,6 +530,16 @@ def _distinct_count(points1, points2) -> int:
     return 1 + int(np.count_nonzero(np.any(rows[1:] != rows[:-1], axis=1))) if len(rows) else 0
 
 
+def _has_distinct(points1, points2, count: int) -> bool:
+    """Whether ``[points1, points2]`` holds at least ``count`` distinct rows (to 1e-9 px): at
+    once when the first coordinates alone take that many values (rows with distinct ones are
+    distinct), otherwise by :func:`_distinct_count`."""
+    x = np.sort(np.round(points1[:, 0], 9))
+    if len(x) and 1 + np.count_nonzero(x[1:] != x[:-1]) >= count:
+        return True
+    return _distinct_count(points1, points2) >= count
+
+
 def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = None, rng=0,
                              linear_only: bool = False, order=None,
                              sample_size: int = MIN_LINEAR_POINTS) -> EpipolarEstimate:
@@ -577,12 +588,12 @@ def estimate_epipolar_tensor(points1, points2, options: RobustOptions | None = N
     n = len(points1)
     none = np.zeros(n, bool)
     # The first rows nearly always hold 15 distinct pairs: count all only when they do not.
-    distinct = _distinct_count(points1[:4 * MIN_LINEAR_POINTS], points2[:4 * MIN_LINEAR_POINTS])
-    if distinct < MIN_LINEAR_POINTS:
+    if not _has_distinct(points1[:4 * MIN_LINEAR_POINTS], points2[:4 * MIN_LINEAR_POINTS],
+                         MIN_LINEAR_POINTS):
         distinct = _distinct_count(points1, points2)
-    if distinct < MIN_LINEAR_POINTS:
-        return EpipolarEstimate(None, none, False, f"only {distinct} distinct correspondences, "
-                                f"at least {MIN_LINEAR_POINTS} are needed", 0)
+        if distinct < MIN_LINEAR_POINTS:
+            return EpipolarEstimate(None, none, False, f"only {distinct} distinct "
+                                    f"correspondences, at least {MIN_LINEAR_POINTS} are needed", 0)
     if linear_only:
         inliers, threshold, it, loop_inliers = np.ones(n, bool), None, 1, None
         Ts, normed = normalize_axes(points1, points2, robust=True)
