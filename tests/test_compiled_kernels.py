@@ -188,8 +188,8 @@ def test_minimal_null_vectors_decide_as_the_numpy_path(monkeypatch):
 def test_minimal_null_vectors_side_by_side_are_one_at_a_time(monkeypatch):
     """The samples factored side by side (one vectorised step over the batch) give the
     null vectors and decisions of one sample at a time bit for bit: full and partial batches,
-    samples with a zero or repeated design row (whose reflector meets a zero column and which
-    are factored one at a time), conditioning near the tolerance; and the samples read in
+    samples with a zero or repeated design row (a reflector that meets a zero column is
+    skipped in its lane alone), conditioning near the tolerance; and the samples read in
     place from the design rows are the gathered matrices'."""
     pytest.importorskip("numba")
     from xslit.epipolar import linear

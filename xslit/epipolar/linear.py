@@ -441,7 +441,7 @@ def minimal_null_vectors(D, tol, samples=None) -> tuple[np.ndarray, np.ndarray]:
         B = len(samples)
         f, R, c = np.empty((B, 16)), np.empty((B, 15, 15)), np.empty(B)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            _nb_householder_null_lanes(rows, samples, float(tol), f, R, c, NULL_LANES)
+            _nb_householder_null(rows, samples, float(tol), f, R, c, NULL_LANES)
     else:
         if samples is not None:
             D = D[samples]
@@ -897,92 +897,25 @@ def _nb_design_rows(x, y, xp, yp, D):  # pragma: no cover - compiled
         row[12], row[13], row[14], row[15] = c0, c1, c2, 1.0
 
 
-def _nb_householder_null(rows, samples, tol, f, R, c):  # pragma: no cover - compiled
+def _nb_householder_null(rows, samples, tol, f, R, c, lanes):  # pragma: no cover
     """The null vectors ``f`` (B, 16) and bounds ``c`` (B,) of :func:`minimal_null_vectors`
     for the design matrices ``rows[samples[b]]`` (15 x 16), and the triangular factor ``R``
     (B, 15, 15) of the samples whose decision needs singular values
-    (``c <= tol < 15 c``; the other entries of ``R`` are left unset): Householder's QR of
-    each ``D^T`` (16 x 15) with LAPACK's reflectors (``dlarfg``: ``H = I - tau v v^T``,
-    ``v[0] = 1``, ``beta = -sign(x_0) |x|``), then the last column of ``Q = H_1 ... H_15``
-    from its reflectors alone (numpy's complete QR forms all of ``Q`` and copies it; the
-    vectors agree to rounding, sign included), and ``c = 1 / (|R|_F |R^-1|_F)`` with each
-    column of ``R^-1`` by back substitution (a fifth of the cost of numpy's batched ``inv``,
-    which factors the triangular matrices again; 0 when a diagonal entry of ``R`` is 0).
-    ``D^T`` is held as ``D`` (``A[j, i]`` is entry ``(i, j)`` of ``D^T``), so that each
-    reflector and each column it updates are contiguous rows."""
-    A = np.empty((15, 16))
-    taus = np.empty(15)
-    for b in range(samples.shape[0]):
-        for j in range(15):
-            A[j, :] = rows[samples[b, j], :]
-        for j in range(15):
-            v = A[j]
-            xnorm = 0.0
-            for i in range(j + 1, 16):
-                xnorm += v[i] * v[i]
-            alpha = v[j]
-            if xnorm == 0.0:
-                taus[j] = 0.0
-                continue
-            beta = -np.copysign(np.sqrt(alpha * alpha + xnorm), alpha)
-            taus[j] = (beta - alpha) / beta
-            scale = 1.0 / (alpha - beta)
-            for i in range(j + 1, 16):
-                v[i] *= scale
-            v[j] = beta
-            for k in range(j + 1, 15):  # H_j on the remaining columns
-                col = A[k]
-                w = col[j]
-                for i in range(j + 1, 16):
-                    w += v[i] * col[i]
-                w *= taus[j]
-                col[j] -= w
-                for i in range(j + 1, 16):
-                    col[i] -= w * v[i]
-        q = f[b]
-        q[:] = 0.0
-        q[15] = 1.0
-        for j in range(14, -1, -1):  # Q e_16 = H_1 (H_2 (... H_15 e_16))
-            v = A[j]
-            w = q[j]
-            for i in range(j + 1, 16):
-                w += v[i] * q[i]
-            w *= taus[j]
-            q[j] -= w
-            for i in range(j + 1, 16):
-                q[i] -= w * v[i]
-        frobenius = 0.0  # |R|_F, row by row of R (R[i, j] = A[j, i], j >= i)
-        singular = False
-        for i in range(15):
-            singular |= A[i, i] == 0.0
-            for j in range(i, 15):
-                frobenius += A[j, i] * A[j, i]
-        if singular:
-            c[b] = 0.0
-        else:
-            total = 0.0
-            x = taus  # the reflectors' factors are no longer needed: R x = e_j, x[i] = 0 below j
-            for j in range(15):
-                for i in range(j, -1, -1):
-                    t = 1.0 if i == j else 0.0
-                    for k in range(i + 1, j + 1):
-                        t -= A[k, i] * x[k]
-                    x[i] = t / A[i, i]
-                    total += x[i] * x[i]
-            c[b] = 1.0 / (np.sqrt(frobenius) * np.sqrt(total))
-        bound = c[b] if np.isfinite(c[b]) else 0.0
-        if not bound > tol and 15.0 * bound > tol:
-            for i in range(15):
-                for j in range(15):
-                    R[b, i, j] = A[j, i] if j >= i else 0.0
+    (``c <= tol < 15 c``; the other entries of ``R`` are left unset).
 
-
-def _nb_householder_null_lanes(rows, samples, tol, f, R, c, lanes):  # pragma: no cover
-    """:func:`_nb_householder_null` of up to ``lanes`` samples side by side: the same
-    operations in the same order on each sample (bit for bit), with the samples in the last
-    axis of the work arrays, so that each step is one vectorised loop over them. A sample
-    whose reflector meets an exactly zero column (a zero or repeated design row, where
-    :func:`_nb_householder_null` skips the reflector) is factored again by it."""
+    Householder's QR of each ``D^T`` (16 x 15) with LAPACK's reflectors (``dlarfg``:
+    ``H = I - tau v v^T``, ``v[0] = 1``, ``beta = -sign(x_0) |x|``; a column that is already
+    zero below its diagonal gets ``tau = 0`` and is left as it is), then the last column of
+    ``Q = H_1 ... H_15`` from its reflectors alone (numpy's complete QR forms all of ``Q`` and
+    copies it; the vectors agree to rounding, sign included), and
+    ``c = 1 / (|R|_F |R^-1|_F)`` with each column of ``R^-1`` by back substitution (a fifth of
+    the cost of numpy's batched ``inv``, which factors the triangular matrices again; 0 when a
+    diagonal entry of ``R`` is 0). Up to ``lanes`` samples are factored side by side: the
+    samples are the last axis of the work arrays, so that each step is one loop over them that
+    the compiler vectorises, with the same operations in the same order on each sample
+    (``lanes = 1`` gives the same numbers bit for bit). ``D^T`` is held as ``D``
+    (``A[j, i]`` is entry ``(i, j)`` of ``D^T``), so that each reflector and each column it
+    updates are rows."""
     B = samples.shape[0]
     L = min(B, lanes)
     A = np.empty((15, 16, L))
@@ -990,7 +923,7 @@ def _nb_householder_null_lanes(rows, samples, tol, f, R, c, lanes):  # pragma: n
     w, xnorm, scale, t = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
     q, x = np.empty((16, L)), np.empty((15, L))
     frobenius, total = np.empty(L), np.empty(L)
-    again = np.zeros(L, np.bool_)
+    keep = np.empty(L, np.bool_)  # the reflector of each sample is applied
     for b0 in range(0, B, L):
         m = min(L, B - b0)
         for l in range(L):  # lanes beyond the batch repeat its first sample
@@ -998,19 +931,18 @@ def _nb_householder_null_lanes(rows, samples, tol, f, R, c, lanes):  # pragma: n
             for j in range(15):
                 for i in range(16):
                     A[j, i, l] = rows[samples[b, j], i]
-        again[:] = False
         for j in range(15):
             xnorm[:] = 0.0
             for i in range(j + 1, 16):
                 for l in range(L):
                     xnorm[l] += A[j, i, l] * A[j, i, l]
             for l in range(L):
-                again[l] |= xnorm[l] == 0.0
+                keep[l] = xnorm[l] != 0.0
                 alpha = A[j, j, l]
                 beta = -np.copysign(np.sqrt(alpha * alpha + xnorm[l]), alpha)
-                taus[j, l] = (beta - alpha) / beta
-                scale[l] = 1.0 / (alpha - beta)
-                A[j, j, l] = beta
+                taus[j, l] = (beta - alpha) / beta if keep[l] else 0.0
+                scale[l] = 1.0 / (alpha - beta) if keep[l] else 1.0
+                A[j, j, l] = beta if keep[l] else alpha
             for i in range(j + 1, 16):
                 for l in range(L):
                     A[j, i, l] *= scale[l]
@@ -1022,10 +954,10 @@ def _nb_householder_null_lanes(rows, samples, tol, f, R, c, lanes):  # pragma: n
                         w[l] += A[j, i, l] * A[k, i, l]
                 for l in range(L):
                     w[l] *= taus[j, l]
-                    A[k, j, l] -= w[l]
+                    A[k, j, l] = A[k, j, l] - w[l] if keep[l] else A[k, j, l]
                 for i in range(j + 1, 16):
                     for l in range(L):
-                        A[k, i, l] -= w[l] * A[j, i, l]
+                        A[k, i, l] = A[k, i, l] - w[l] * A[j, i, l] if keep[l] else A[k, i, l]
         q[:] = 0.0
         q[15, :] = 1.0
         for j in range(14, -1, -1):  # Q e_16 = H_1 (H_2 (... H_15 e_16))
@@ -1058,10 +990,6 @@ def _nb_householder_null_lanes(rows, samples, tol, f, R, c, lanes):  # pragma: n
                     total[l] += x[i, l] * x[i, l]
         for l in range(m):
             b = b0 + l
-            if again[l]:
-                _nb_householder_null(rows, samples[b:b + 1], tol, f[b:b + 1], R[b:b + 1],
-                                     c[b:b + 1])
-                continue
             singular = False
             for i in range(16):
                 f[b, i] = q[i, l]
@@ -1212,7 +1140,6 @@ def _nb_denormalize_rows(f, K, out):  # pragma: no cover - compiled
 @functools.cache
 def _compiled_row_kernels() -> bool:
     """Compile :func:`_nb_design_rows`, :func:`_nb_householder_null`,
-    :func:`_nb_householder_null_lanes`,
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
     :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`,
     :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
@@ -1224,7 +1151,6 @@ def _compiled_row_kernels() -> bool:
     :func:`_nb_block_sum`, :func:`_nb_pairwise_sum` and :func:`_nb_best_sample_fit` (the
     module's names then hold the compiled kernels); False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
-                                            "_nb_householder_null_lanes",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
                                             "_nb_robust_spread", "_nb_inverse_steps",
                                             "_nb_pulled_rows",
