@@ -216,7 +216,8 @@ def test_minimal_null_vectors_side_by_side_are_one_at_a_time(monkeypatch):
         np.testing.assert_array_equal(ok2, ok)
         with monkeypatch.context() as m:  # the numpy path gathers the samples' rows
             m.setattr(_jit, "USE_NUMBA", False)
-            out = [minimal_null_vectors(rows, tol, samples), minimal_null_vectors(rows[samples], tol)]
+            out = [minimal_null_vectors(rows, tol, samples),
+                   minimal_null_vectors(rows[samples], tol)]
         np.testing.assert_array_equal(out[0][0], out[1][0])
         np.testing.assert_array_equal(out[0][1], out[1][1])
 

@@ -1108,6 +1108,7 @@ def _calls():
         "required_iterations": (XR.required_iterations,
                                 dict(inlier_ratio=0.5, s=5, confidence=0.99)),
         "support_needed": (XR.support_needed, dict(n=30, s=5, p0=0.1, alpha=0.01)),
+        "anneal_thresholds": (XR.anneal_thresholds, dict(threshold=1.0, anneal=4.0, steps=2)),
         "UniformSampler": (XR.UniformSampler, dict(n=30, s=5, confidence=0.99)),
         "ProsacSampler": (XR.ProsacSampler, dict(order=np.arange(30), s=5, confidence=0.99)),
         "RobustOptions": (XR.RobustOptions, dict(threshold=1.0, confidence=0.99)),
@@ -1231,6 +1232,10 @@ MALFORMED = {
     ("support_needed", "s"): S.malformed_ints(1),
     ("support_needed", "p0"): st.sampled_from([None, True, "0.1", np.nan, -0.5, 1.5]),
     ("support_needed", "alpha"): S.malformed_probabilities(),
+    ("anneal_thresholds", "threshold"): S.malformed_scalars(allow_zero=False,
+                                                            allow_negative=False),
+    ("anneal_thresholds", "anneal"): st.sampled_from([None, True, "4", np.nan, np.inf, 0.5]),
+    ("anneal_thresholds", "steps"): S.malformed_ints(0),
     **{("UniformSampler", a): S.malformed_ints(1) for a in ("n", "s")},
     ("UniformSampler", "confidence"): S.malformed_probabilities(),
     ("ProsacSampler", "order"): st.sampled_from([None, "order", np.arange(30) + 0.5,
@@ -1336,14 +1341,15 @@ def test_lower_level_geometry_holds_on_noise_free_matches(views):
 
 @covers_lower("sample_indices", "disjoint_samples", "required_iterations", "log_binom_table",
               "log_binom", "support_needed", "msac_loss", "UniformSampler", "ProsacSampler",
-              "density_order")
+              "density_order", "anneal_thresholds")
 @given(S.seeds(), st.integers(2, 60), st.integers(1, 8), st.integers(0, 20),
        S.floats(0.05, 0.95), S.floats(0.5, 0.999))
 def test_sampling_and_termination(seed, n, s, batch, w, p):
     """Samples hold ``s`` distinct indices below ``n``; disjoint samples of one permutation
     share none; RANSAC's count makes an all-inlier sample likely with probability ``p``; the
-    binomial table is ``log C(n, k)``; the MSAC loss is the truncated square; PROSAC draws from
-    its order and the density order is a permutation."""
+    binomial table is ``log C(n, k)``; the MSAC loss is the truncated square; the annealing's
+    thresholds fall geometrically from ``anneal`` times the threshold, staying above it; PROSAC
+    draws from its order and the density order is a permutation."""
     from math import comb, log
 
     s = min(s, n)
@@ -1362,6 +1368,11 @@ def test_sampling_and_termination(seed, n, s, batch, w, p):
     assert s < XR.support_needed(n, s, 0.1, 1e-3) <= n + 1 or n <= s
     r = np.random.default_rng(seed).uniform(0, 3, n)
     assert np.isclose(XR.msac_loss(r, 1.5), np.sum(np.minimum(r * r, 2.25)))
+    anneal = 1.0 + 4.0 * w
+    steps = XR.anneal_thresholds(1.5, anneal, s)
+    assert len(steps) == s and np.isclose(steps[0], 1.5 * anneal)
+    assert np.allclose(np.diff(np.log(steps)), -np.log(anneal) / s) and min(steps) > 1.5
+    assert XR.anneal_thresholds(1.5, 1.0, s) == [] == XR.anneal_thresholds(1.5, anneal, 0)
     order = np.random.default_rng(seed).permutation(n)
     prosac = XR.ProsacSampler(order, s, p)
     assert set(prosac.draw(rng, 4).ravel().tolist()) <= set(order.tolist())

@@ -17,6 +17,7 @@ from ..robust import (
     UNIFORM,
     RobustOptions,
     RobustProblemBase,
+    anneal_thresholds,
     chance_inlier_ratio,
     chance_verdict,
     density_order,
@@ -344,17 +345,21 @@ class EpipolarProblem(RobustProblemBase):
         (:func:`~xslit.epipolar.linear.iterated_taubin_fits`, the same tensors bit for bit),
         whose Taubin fits are remembered as :meth:`refit`'s are and whose last distances are
         those :meth:`residuals` gives next."""
-        thresholds = ([threshold * anneal ** (1.0 - i / anneal_steps)
-                       for i in range(anneal_steps)] if anneal > 1.0 and anneal_steps > 0
-                      else [])
-        compiled = iterated_taubin_fits(
-            self.design, self._rows, model, inliers, threshold, thresholds, iterations,
-            self.sample_size, REFIT_ROWS, CONVERGED_CHANGE, self.frame[:, 0, 0],
-            self.model_from_normalized, CONDITIONING_TOL, self._memory)
+        compiled = self._compiled_fits(model, inliers, threshold,
+                                       anneal_thresholds(threshold, anneal, anneal_steps),
+                                       iterations, REFIT_ROWS)
         if compiled is None:
             return super().iterated_least_squares(model, inliers, threshold, iterations,
                                                   anneal, anneal_steps)
         return self._recorded(*compiled)
+
+    def _compiled_fits(self, model, inliers, threshold, thresholds, iterations, max_rows):
+        """:func:`~xslit.epipolar.linear.iterated_taubin_fits` of this problem's rows, frame
+        and remembered fits (None without numba)."""
+        return iterated_taubin_fits(
+            self.design, self._rows, model, inliers, threshold, thresholds, iterations,
+            self.sample_size, max_rows, CONVERGED_CHANGE, self.frame[:, 0, 0],
+            self.model_from_normalized, CONDITIONING_TOL, self._memory)
 
     def _recorded(self, fitted, converged, d, gn, fits):
         """The tensor and convergence of :func:`~xslit.epipolar.linear.iterated_taubin_fits`,
@@ -374,10 +379,8 @@ class EpipolarProblem(RobustProblemBase):
         (:func:`~xslit.epipolar.linear.iterated_taubin_fits`), the same tensor bit for bit.
         """
         thresholds = [k * threshold for k in factors]
-        compiled = iterated_taubin_fits(
-            self.design, self._rows, model, np.zeros(self.n_points, bool), threshold,
-            thresholds, 0, self.sample_size, self.n_points, CONVERGED_CHANGE,
-            self.frame[:, 0, 0], self.model_from_normalized, CONDITIONING_TOL, self._memory)
+        compiled = self._compiled_fits(model, np.zeros(self.n_points, bool), threshold,
+                                       thresholds, 0, self.n_points)
         if compiled is None:
             for t in thresholds:
                 within = self.residuals(model[None])[0] < t

@@ -1502,9 +1502,9 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
     """:func:`iterated_taubin_fits` into ``out`` (16,) (the last tensor), ``d``, ``gn``
     (1, N) (its distances and gradient norms) and the fits' rows, sizes, tensors and
     success (for numba, :func:`_compiled_row_kernels`). Returns -1 when no tensor was fitted,
-    1 when converged, else 0. The kernels of :func:`taubin_fit_from_design`, :func:`weighted_leverage`, :func:`denormalize_with`,
-    :func:`pulled_rows` and :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the order
-    of the loop's calls."""
+    1 when converged, else 0. The kernels of :func:`taubin_fit_from_design`,
+    :func:`weighted_leverage`, :func:`denormalize_with`, :func:`pulled_rows` and
+    :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the order of the loop's calls."""
     n_all = design.shape[0]
     rows, kept = np.empty(n_all, np.intp), np.empty(n_all, np.intp)
     D, Y, h = np.empty((n_all, 16)), np.empty((n_all, 16)), np.empty(n_all)

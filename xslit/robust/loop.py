@@ -51,6 +51,7 @@ __all__ = [
     "RobustProblem",
     "RobustProblemBase",
     "RobustResult",
+    "anneal_thresholds",
     "chance_inlier_ratio",
     "chance_verdict",
     "iterated_least_squares",
@@ -829,6 +830,30 @@ def iterated_least_squares(problem: RobustProblem, model, inliers, threshold: fl
                                    anneal_steps)
 
 
+def anneal_thresholds(threshold: float, anneal: float, steps: int) -> list[float]:
+    """The thresholds of the annealing fits of :func:`iterated_least_squares`: ``steps`` of
+    them, decreasing geometrically from ``anneal * threshold`` towards ``threshold`` (none
+    when ``anneal`` is 1 or ``steps`` 0).
+
+    Examples
+    --------
+    >>> anneal_thresholds(1.0, 4.0, 2)
+    [4.0, 2.0]
+    """
+    threshold = check_real("threshold", threshold, low=0.0, low_open=True,
+                           what="a positive finite number")
+    anneal = check_real("anneal", anneal, low=1.0, what="a finite number >= 1")
+    steps = check_positive_int("steps", steps, minimum=0)
+    return _anneal_thresholds(threshold, anneal, steps)
+
+
+def _anneal_thresholds(threshold, anneal, steps):
+    """:func:`anneal_thresholds` on validated input."""
+    if not (anneal > 1.0 and steps > 0):
+        return []
+    return [threshold * anneal ** (1.0 - i / steps) for i in range(steps)]
+
+
 def _iterated_least_squares(problem, model, inliers, threshold, iterations=3, anneal=1.0,
                             anneal_steps=0):
     """:func:`iterated_least_squares` on validated input (the loop's kernel): the
@@ -842,10 +867,10 @@ def _refits(problem, model, inliers, threshold, iterations, anneal, anneal_steps
     of :meth:`RobustProblemBase.iterated_least_squares`)."""
     thr = threshold
     current, fitted = model, False
-    if anneal > 1.0 and anneal_steps > 0:
+    thresholds = _anneal_thresholds(thr, anneal, anneal_steps)
+    if thresholds:
         r = _residuals_of(problem, model)
-        for i in range(anneal_steps):
-            t = thr * anneal ** (1.0 - i / anneal_steps)
+        for t in thresholds:
             new = problem.refit(current, r < t, t, final=False)
             if new is None:
                 break

@@ -84,13 +84,12 @@ def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.nda
     ``s^2 > p``) take the ``s`` smallest of random keys; large pools draw indices directly and
     redraw the rare rows with a repeat.
     """
-    out = np.empty((len(pools), s), np.intp)
+    if _small_pool(int(pools.max(initial=s)), s):  # all of them (smaller pools are small)
+        return _keyed_samples(rng, pools, s)
     small = _small_pool(pools, s)
+    out = np.empty((len(pools), s), np.intp)
     if np.any(small):
-        ps = pools[small]
-        keys = rng.random((len(ps), int(ps.max())))
-        keys[np.arange(keys.shape[1]) >= ps[:, None]] = 2.0
-        out[small] = np.argpartition(keys, s - 1, axis=1)[:, :s]
+        out[small] = _keyed_samples(rng, pools[small], s)
     rows = np.flatnonzero(~small)
     while len(rows):
         idx = (rng.random((len(rows), s)) * pools[rows, None]).astype(np.intp)
@@ -104,6 +103,18 @@ def _sample_pools(rng: np.random.Generator, pools: np.ndarray, s: int) -> np.nda
 def _small_pool(pools, s):
     """Whether :func:`_sample_pools` draws from pools of these sizes by random keys."""
     return (pools <= 512) | (pools <= 4 * s) | (s * s > pools)
+
+
+def _keyed_samples(rng, pools, s):
+    """:func:`_sample_pools` by random keys: the ``s`` least of ``max(pools)`` keys per row,
+    those beyond a row's pool set above all others (only the rows shorter than the longest
+    pool need it: in a batch of PROSAC's, at most one)."""
+    top = int(pools.max(initial=s))  # pools hold at least s points
+    keys = rng.random((len(pools), top))
+    short = np.flatnonzero(pools < top)
+    if len(short):
+        keys[short] = np.where(np.arange(top) >= pools[short, None], 2.0, keys[short])
+    return np.argpartition(keys, s - 1, axis=1)[:, :s]
 
 
 def disjoint_samples(rng: np.random.Generator, n: int, s: int, batch: int) -> np.ndarray:
@@ -294,34 +305,24 @@ class ProsacSampler:
         return min(batch_size, 16)
 
     def draw(self, rng: np.random.Generator, batch: int) -> np.ndarray:
-        s, cap = self.s, max(self.max_pool, self.pool)
-        first = min(s + bisect.bisect_right(self._grow, self.drawn + 1.0) - 1, cap)
-        last = min(s + bisect.bisect_right(self._grow, self.drawn + float(batch)) - 1, cap)
-        if first == last and _small_pool(first, s) and _small_pool(first - 1, s):
-            # One pool for the whole batch (nearly always: the pool grows every few hundred
-            # samples or more), of which at most the sample at t = T'_n holds the newest
-            # point: the steps below without their arrays of pool sizes, the same draws.
-            newest = int(self._grow[first - s] - self.drawn - 1.0)
-            newest = newest if first > s and 0 <= newest < batch else -1
-            if newest < 0 or batch > 1:
-                keys = rng.random((batch, first))
-                if newest >= 0:
-                    keys[newest, first - 1] = 2.0
-                idx = np.argpartition(keys, s - 1, axis=1)[:, :s]
-                if newest >= 0:
-                    idx[newest, -1] = first - 1
-                self.drawn += batch
-                self.pool = last
-                return self.order[idx]
-        t = self.drawn + 1.0 + np.arange(batch)
-        pool = self.s + np.searchsorted(self.grow, t, side="right") - 1
-        pool = np.minimum(pool, max(self.max_pool, self.pool))
-        # At t = T'_n the sample holds the n-th point and s - 1 of the better ones.
-        newest = (self.grow[pool - self.s] == t) & (pool > self.s)
-        idx = _sample_pools(rng, pool - newest, self.s)
-        idx[newest, -1] = pool[newest] - 1
+        s, cap, t0 = self.s, max(self.max_pool, self.pool), self.drawn + 1.0
+        first = min(s + bisect.bisect_right(self._grow, t0) - 1, cap)
+        if first == min(s + bisect.bisect_right(self._grow, t0 + batch - 1) - 1, cap):
+            # One pool for the whole batch (nearly always: it grows every few hundred samples
+            # or more), found by two bisections of the schedule instead of one per sample.
+            pool = np.full(batch, first)
+            k = int(self._grow[first - s] - t0)  # the sample at t = T'_n, if in the batch
+            newest = np.array([k] if first > s and 0 <= k < batch else [], np.intp)
+        else:
+            t = t0 + np.arange(batch)
+            pool = np.minimum(s + np.searchsorted(self.grow, t, side="right") - 1, cap)
+            newest = np.flatnonzero((self.grow[pool - s] == t) & (pool > s))
         self.drawn += batch
         self.pool = int(pool[-1])
+        # At t = T'_n the sample holds the n-th point and s - 1 of the better ones.
+        pool[newest] -= 1
+        idx = _sample_pools(rng, pool, s)
+        idx[newest, -1] = pool[newest]
         return self.order[idx]
 
     def needed(self, inliers: np.ndarray, chance: float | None) -> float:
