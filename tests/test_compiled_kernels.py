@@ -334,6 +334,27 @@ def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
         np.testing.assert_allclose(members[1], members[0], rtol=0, atol=EXACT)
 
 
+def test_density_orders_are_the_numpy_paths(monkeypatch):
+    """The compiled density order (brute-force neighbour distances, the ranking in one call):
+    the k-d tree path's order exactly, on joint coordinates of a scene with outliers, on
+    random data of fewer and more rows than the reference set, and on integer pixels (ties
+    in the distances and the coordinates)."""
+    from xslit.robust import density_order
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(31)
+    s = random_two_view_scene(4, 1000, sigma=0.5, outlier_ratio=0.3)
+    sets = [np.hstack([s["points1"], s["points2"]])]
+    sets += [rng.normal(size=(n, d)) * 100 for n, d in ((5, 4), (40, 4), (300, 3), (2500, 4),
+                                                        (120, 1))]
+    sets += [np.round(sets[-2])]
+    for data in sets:
+        for seed in range(3):
+            orders = [_on(b, monkeypatch, density_order, data, np.random.default_rng(seed))
+                      for b in ("numpy", "numba")]
+            np.testing.assert_array_equal(orders[1], orders[0])
+
+
 def test_pulled_rows_are_the_numpy_paths(monkeypatch):
     """The compiled leverage guard of a refit pulls the same rows as the numpy code: outliers
     among the rows, with and without the group deletion of the high-leverage rows, and none
