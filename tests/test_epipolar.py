@@ -329,12 +329,14 @@ def test_degenerate_inputs_fail_with_reason(caplog):
     Xl = np.hstack([t, 0.5 * t, -0.3 * t])
     est = estimate_epipolar_tensor(a.project(Xl), b.project(Xl), opts, rng)
     assert est.F is None
-    # 90% outliers: no confident wrong tensor.
+    # 90% outliers: no confident wrong tensor. The best support is at chance level; the test
+    # against chance rejects it, or before it the polish, when outliers hold its linear fit
+    # (which of the two depends on the random stream: seeds 1-3 give the first, 0 the second).
     s = random_two_view_scene(6, 300, sigma=0.5, outlier_ratio=0.9)
     with caplog.at_level(logging.WARNING, logger="xslit"):
         F, mask = xslit.findEpipolarTensor(s["points1"], s["points2"], rng=0)
     assert F is None and mask.sum() == 0
-    assert "chance" in caplog.text
+    assert "chance" in caplog.text or "no tensor of a camera pair fits" in caplog.text
 
 
 @pytest.mark.parametrize(
