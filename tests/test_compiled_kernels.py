@@ -247,19 +247,26 @@ def test_denormalizations_are_the_numpy_paths(monkeypatch):
         np.testing.assert_array_equal(out[1], out[0])
 
 
-def test_robust_normalizations_are_the_numpy_paths_to_rounding(monkeypatch):
-    """The compiled robust normalisation of each axis: the same median and the trimmed mean
-    deviation summed in another order, equal to rounding; also with most values equal (the
-    largest deviation then sets the scale) and beyond the thinning to 2,000 values."""
+def test_robust_normalizations_are_the_numpy_paths(monkeypatch):
+    """The compiled robust normalisation of each axis (order statistics by bisection of the
+    floats' bits): the numpy path's median and trimmed mean deviation bit for bit, on odd and
+    even counts, with most values equal (the largest deviation then sets the scale), with
+    ties at the trimming (integer pixels), signed zeros, values of every magnitude, and
+    beyond the thinning to 2,000 values."""
     from xslit.epipolar.linear import robust_axis_normalization
 
     pytest.importorskip("numba")
     rng = np.random.default_rng(26)
-    for values in (rng.normal(500.0, 200.0, (4, 999)), rng.uniform(0, 900, (4, 5003)),
-                   np.r_[np.zeros(90), rng.normal(size=10)][None]):
+    sets = [rng.normal(500.0, 200.0, (4, 999)), rng.uniform(0, 900, (4, 5003)),
+            np.r_[np.zeros(90), rng.normal(size=10)][None],
+            np.round(rng.normal(300.0, 4.0, (3, 1000))),
+            np.r_[np.zeros(7), -np.zeros(6), rng.normal(size=8)][None],
+            rng.normal(size=(2, 64)) * 10.0 ** rng.uniform(-300, 300, (2, 64)),
+            np.array([[5.0]]), np.array([[3.0, -1.0]])]
+    for values in sets:
         T = [_on(b, monkeypatch, robust_axis_normalization, values)
              for b in ("numpy", "numba")]
-        np.testing.assert_allclose(T[1], T[0], rtol=EXACT)
+        np.testing.assert_array_equal(T[1], T[0])
 
 
 def test_inverse_iterations_are_the_numpy_paths_to_rounding(monkeypatch):
@@ -335,10 +342,11 @@ def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
 
 
 def test_density_orders_are_the_numpy_paths(monkeypatch):
-    """The compiled density order (brute-force neighbour distances, the ranking in one call):
-    the k-d tree path's order exactly, on joint coordinates of a scene with outliers, on
-    random data of fewer and more rows than the reference set, and on integer pixels (ties
-    in the distances and the coordinates)."""
+    """The compiled density order (brute-force neighbour distances kept by a network of
+    minima and maxima, the ranking in one call): the k-d tree path's order exactly, on joint
+    coordinates of a scene with outliers, on random data of fewer and more rows than the
+    reference set and of fewer coordinates than four, on integer pixels (ties in the
+    distances and the coordinates), and for each neighbour ``k``."""
     from xslit.robust import density_order
 
     pytest.importorskip("numba")
@@ -353,6 +361,12 @@ def test_density_orders_are_the_numpy_paths(monkeypatch):
             orders = [_on(b, monkeypatch, density_order, data, np.random.default_rng(seed))
                       for b in ("numpy", "numba")]
             np.testing.assert_array_equal(orders[1], orders[0])
+    # Every neighbour the compiled search keeps, and beyond it (the k-d tree on both paths).
+    for k in (1, 2, 4):
+        orders = [_on(b, monkeypatch, lambda: density_order(sets[0], np.random.default_rng(k),
+                                                            k=k))
+                  for b in ("numpy", "numba")]
+        np.testing.assert_array_equal(orders[1], orders[0])
 
 
 def test_pulled_rows_are_the_numpy_paths(monkeypatch):

@@ -534,10 +534,16 @@ def _starts(f_n):
 def _distinct_best(costs, tensors, count):
     """Indices of the ``count`` best starts by ``costs`` with distinct ``tensors`` (B, 16):
     ``C`` and its transposed twin ``D^{-1} C^T D``, both among the candidates, have the
-    same principal minors."""
+    same principal minors.
+
+    One matrix read off in several frames has one cost up to rounding, and its polish in
+    each frame can stop at another point (or in another basin, on few correspondences):
+    costs within :data:`_SAME_COST` of the least of them count as equal and the first read
+    off goes first, so that the choice does not follow the rounding of the data's
+    normalisation."""
     unit = None  # the unit tensors, compared from the second start kept on
     keep = []
-    for b in np.argsort(costs, kind="stable").tolist():
+    for b in _ranked_starts(costs):
         if not math.isfinite(costs[b]):
             break
         if keep and unit is None:
@@ -548,6 +554,24 @@ def _distinct_best(costs, tensors, count):
             if len(keep) == count:
                 break
     return np.array(keep or [int(np.argmin(costs))], dtype=int)
+
+
+#: Relative difference of two starts' costs below which they count as one (rounding).
+_SAME_COST = 1e-9
+
+
+def _ranked_starts(costs) -> list[int]:
+    """Indices of ``costs`` by increasing cost, each run of costs within a relative
+    :data:`_SAME_COST` of its least in increasing index."""
+    by_cost = np.argsort(costs, kind="stable").tolist()
+    ranked, i = [], 0
+    while i < len(by_cost):
+        j, level = i + 1, costs[by_cost[i]] * (1.0 + _SAME_COST)
+        while j < len(by_cost) and costs[by_cost[j]] <= level:
+            j += 1
+        ranked.extend(sorted(by_cost[i:j]))
+        i = j
+    return ranked
 
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,

@@ -22,6 +22,13 @@ from .._checks import check_array, check_finite, check_positive_int
 
 __all__ = ["density_order"]
 
+#: The compiled density order's neighbour search (:func:`_nb_density_ranks`) takes data of
+#: up to this many coordinates (the joint image space of correspondences has four) and keeps
+#: this many least distances per candidate (``k`` up to three); other data and ``k`` take the
+#: k-d tree.
+COMPILED_DIMS = 4
+COMPILED_NEAREST = 4
+
 
 def density_order(data, rng, k: int = 3, n_candidates: int = 200,
                   n_reference: int = 600, grid: int = 3) -> np.ndarray:
@@ -79,7 +86,8 @@ def density_order(data, rng, k: int = 3, n_candidates: int = 200,
     perm = rng.permutation(n)
     cand = perm[:min(n_candidates, n)]
     ref = np.arange(n) if n <= n_reference else perm[:n_reference]
-    if _jit.USE_NUMBA and _compiled_ranks():  # the same steps in one compiled call
+    if (data.shape[1] <= COMPILED_DIMS and k < COMPILED_NEAREST and _jit.USE_NUMBA
+            and _compiled_ranks()):  # the same steps in one compiled call
         ranked = np.empty(len(cand), np.intp)
         _nb_density_ranks(np.ascontiguousarray(data), cand, ref, k, grid, ranked)
     else:
@@ -115,39 +123,51 @@ def _density_ranks(data, cand, ref, k, grid) -> np.ndarray:
 
 
 def _nb_density_ranks(data, cand, ref, k, grid, ranked):  # pragma: no cover - compiled
-    """:func:`_density_ranks` into ``ranked`` (for numba, :func:`_compiled_ranks`): the exact
-    ``k``-th neighbour distances by brute force (the candidate itself is one of the ``k + 1``
-    nearest rows; squared distances summed over the coordinates in order, as the k-d tree
-    does), then the same ranking. Faster than the tree for the few hundred rows it is given:
-    the distances to all reference rows are one vectorised pass per coordinate."""
-    n_dim, n_ref = data.shape[1], len(ref)
-    columns = np.empty((n_dim, n_ref))
+    """:func:`_density_ranks` into ``ranked`` (for numba, :func:`_compiled_ranks`) for data of
+    at most :data:`COMPILED_DIMS` coordinates and ``k < COMPILED_NEAREST``: the exact ``k``-th
+    neighbour distances by brute force (the candidate itself is one of the ``k + 1`` nearest
+    rows; squared distances summed over the coordinates in order, as the k-d tree does, the
+    missing coordinates adding zeros), then the same ranking.
+
+    Each reference row updates the four least squared distances of every candidate by a
+    network of minima and maxima, one pass over the candidates without a branch: the
+    insertion of a distance into a sorted list branches on the data, and mispredicts so often
+    on fresh data that it cost twice its time in a loop on one data set."""
+    n_dim, n_cand = data.shape[1], len(cand)
+    q = np.zeros((COMPILED_DIMS, n_cand))
     for c in range(n_dim):
-        for j in range(n_ref):
-            columns[c, j] = data[ref[j], c]
-    squared = np.empty(n_ref)
-    nearest = np.empty(k + 1)  # the k + 1 least squared distances, increasing
-    dist = np.empty(len(cand))
-    for i in range(len(cand)):
-        q0 = data[cand[i], 0]
-        for j in range(n_ref):
-            e = columns[0, j] - q0
-            squared[j] = e * e
-        for c in range(1, n_dim):
-            qc = data[cand[i], c]
-            for j in range(n_ref):
-                e = columns[c, j] - qc
-                squared[j] += e * e
-        nearest[:] = np.inf
-        for j in range(n_ref):
-            s = squared[j]
-            if s < nearest[k]:
-                m = k
-                while m > 0 and nearest[m - 1] > s:
-                    nearest[m] = nearest[m - 1]
-                    m -= 1
-                nearest[m] = s
-        dist[i] = np.sqrt(nearest[k])
+        for i in range(n_cand):
+            q[c, i] = data[cand[i], c]
+    q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
+    n0, n1, n2, n3 = (np.full(n_cand, np.inf), np.full(n_cand, np.inf),
+                      np.full(n_cand, np.inf), np.full(n_cand, np.inf))
+    r = np.zeros(COMPILED_DIMS)
+    for j in range(len(ref)):
+        for c in range(n_dim):
+            r[c] = data[ref[j], c]
+        r0, r1, r2, r3 = r[0], r[1], r[2], r[3]
+        for i in range(n_cand):
+            e = r0 - q0[i]
+            s = e * e
+            e = r1 - q1[i]
+            s += e * e
+            e = r2 - q2[i]
+            s += e * e
+            e = r3 - q3[i]
+            s += e * e
+            a = n0[i]
+            n0[i] = s if s < a else a
+            s = a if s < a else s
+            a = n1[i]
+            n1[i] = s if s < a else a
+            s = a if s < a else s
+            a = n2[i]
+            n2[i] = s if s < a else a
+            s = a if s < a else s
+            a = n3[i]
+            n3[i] = s if s < a else a
+    nearest = (n0, n1, n2, n3)[k]
+    dist = np.sqrt(nearest)
     ranked[:] = cand[np.argsort(dist, kind="mergesort")]
     h = len(ranked) // 2
     if h >= 4 * grid * grid:
