@@ -173,8 +173,8 @@ class EpipolarProblem(RobustProblemBase):
     def __init__(self, points1: np.ndarray, points2: np.ndarray):
         Ts, normed = normalize_axes(points1, points2, robust=True)
         s = np.array([T[0, 0] for T in Ts])
-        self.normalized = np.stack(normed)  # Taubin's fits
-        self.frame = np.stack(Ts)  # the polish on the variety works in the same frame
+        self.normalized = np.array(normed)  # Taubin's fits
+        self.frame = np.array(Ts)  # the polish on the variety works in the same frame
         centre = np.array([-T[0, 1] / T[0, 0] for T in Ts])
         self.points1 = points1 - centre[:2]
         self.points2 = points2 - centre[2:]

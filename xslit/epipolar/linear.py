@@ -143,7 +143,7 @@ def normalize_axes(points1, points2, robust: bool = False):
         ``[x_n, 1] = T[k] @ [x, 1]`` for each axis.
     normalized : list of four (..., N) ndarray
     """
-    cols = np.stack([points1[..., 0], points1[..., 1], points2[..., 0], points2[..., 1]])
+    cols = np.array([points1[..., 0], points1[..., 1], points2[..., 0], points2[..., 1]])
     T = (robust_axis_normalization if robust else axis_normalization)(cols)  # (4, ..., 2, 2)
     normed = T[..., 0, 0, None] * cols + T[..., 0, 1, None]
     return list(T), list(normed)

@@ -229,9 +229,9 @@ def kron_modes(T1, T2, T3, T4) -> np.ndarray:
     """
     def k2(A, B):
         A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
-        shape = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
         n = A.shape[-1] * B.shape[-1]
-        return (A[..., :, None, :, None] * B[..., None, :, None, :]).reshape(*shape, n, n)
+        K = A[..., :, None, :, None] * B[..., None, :, None, :]
+        return K.reshape(*K.shape[:-4], n, n)
 
     return k2(k2(T1, T2), k2(T3, T4))
 
@@ -268,7 +268,7 @@ def _lifted_rows(points):
     ``kron([x, 1], [y, 1]) = [xy, x, y, 1]`` as ``(4, N)``."""
     p = np.asarray(points, dtype=float)
     x, y = p[:, 0].copy(), p[:, 1].copy()
-    return x, y, np.stack([x * y, x, y, np.ones_like(x)])
+    return x, y, np.array([x * y, x, y, np.ones_like(x)])
 
 
 class SampsonRows:

@@ -562,16 +562,14 @@ _SAME_COST = 1e-9
 
 def _ranked_starts(costs) -> list[int]:
     """Indices of ``costs`` by increasing cost, each run of costs within a relative
-    :data:`_SAME_COST` of its least in increasing index."""
-    by_cost = np.argsort(costs, kind="stable").tolist()
-    ranked, i = [], 0
-    while i < len(by_cost):
-        j, level = i + 1, costs[by_cost[i]] * (1.0 + _SAME_COST)
-        while j < len(by_cost) and costs[by_cost[j]] <= level:
-            j += 1
-        ranked.extend(sorted(by_cost[i:j]))
-        i = j
-    return ranked
+    :data:`_SAME_COST` of the one before in increasing index (a cost that is not finite
+    starts a run of its own)."""
+    by_cost = np.argsort(costs, kind="stable")
+    c = costs[by_cost]
+    level = np.empty(len(c), np.intp)
+    level[by_cost[:1]] = 0
+    level[by_cost[1:]] = np.cumsum(~(c[1:] <= c[:-1] * (1.0 + _SAME_COST)))
+    return np.lexsort((np.arange(len(c)), level)).tolist()
 
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
@@ -660,7 +658,7 @@ def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=
     if frame is not None and _is_normalization(frame):
         T = np.asarray(frame, dtype=float)
         f_n = f.copy()
-        normed = T[:, 0, 0, None] * np.stack([p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]]) \
+        normed = T[:, 0, 0, None] * np.array([p1[:, 0], p1[:, 1], p2[:, 0], p2[:, 1]]) \
             + T[:, 0, 1, None]
     else:
         Ts, normed = normalize_axes(p1, p2, robust=True)
