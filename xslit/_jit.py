@@ -14,7 +14,8 @@ import functools
 import importlib.util
 import os
 
-__all__ = ["BACKENDS", "USE_NUMBA", "compile_kernels", "lapack_routines", "select_kernels"]
+__all__ = ["BACKENDS", "USE_NUMBA", "compile_kernels", "lapack_routines", "routine_caller",
+           "select_kernels"]
 
 #: Whether the compiled kernels are used: numba is installed and ``XSLIT_NO_NUMBA`` is not set.
 #: A module reads it at each call (tests switch the numpy path on by setting it False).
@@ -62,7 +63,8 @@ def select_kernels(backend: str, compiled, what: str, *, available: bool = True)
 def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:
     """Compile the functions ``namespace[name]`` with numba and bind the compiled versions to
     the same names (compiled functions call each other by their global names). The machine
-    code is cached on disk.
+    code is cached on disk. A module whose kernels call BLAS or LAPACK routines declares
+    ``call_routine = None``; it is bound to :func:`routine_caller`'s intrinsic here.
 
     Parameters
     ----------
@@ -79,6 +81,8 @@ def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:
         import numba
     except ImportError:
         return False
+    if "call_routine" in namespace:
+        namespace["call_routine"] = routine_caller()
     for name in names:
         # error_model="numpy": a division by zero gives inf or NaN as in numpy, not an error.
         namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(
@@ -87,34 +91,64 @@ def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:
 
 
 @functools.cache
+def routine_caller():
+    """numba's intrinsic ``call_routine(address, pointers)``: in a compiled kernel, the call of
+    the routine at ``address`` (an integer, :func:`lapack_routines`) with the tuple of
+    ``pointers`` (integers, e.g. ``a.ctypes.data``) as its arguments, for a routine that
+    takes only pointers and returns nothing (Fortran's BLAS and LAPACK).
+
+    A routine passed to a kernel as a ctypes function is converted by numba at each call of
+    the kernel in Python (about 1.2 us per routine, three times that amid an estimate); an
+    address is an integer argument.
+    """
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def call_routine(typingctx, address, pointers):
+        if not (isinstance(address, types.Integer) and isinstance(pointers, types.UniTuple)
+                and isinstance(pointers.dtype, types.Integer)):
+            return None
+        count = pointers.count
+
+        def codegen(context, builder, signature, args):
+            pointer = ir.IntType(8).as_pointer()
+            routine = builder.inttoptr(
+                args[0], ir.FunctionType(ir.VoidType(), [pointer] * count).as_pointer())
+            builder.call(routine, [builder.inttoptr(v, pointer)
+                                   for v in cgutils.unpack_tuple(builder, args[1], count)])
+            return context.get_dummy_value()
+
+        return types.none(address, pointers), codegen
+
+    return call_routine
+
+
+@functools.cache
 def lapack_routines(*names: str) -> tuple:
-    """BLAS and LAPACK routines of SciPy's library (``scipy.linalg.cython_blas`` and
-    ``cython_lapack``) as ctypes functions that compiled kernels call directly.
+    """Addresses of BLAS and LAPACK routines of SciPy's library (``scipy.linalg.cython_blas``
+    and ``cython_lapack``) that compiled kernels call directly (:func:`routine_caller`).
 
     numpy's ``linalg`` and matrix products call the same OpenBLAS kernels, so a compiled kernel
     that calls ``dsyrk`` where numpy's ``D.T @ D`` does, or ``dsygv`` where
     ``scipy.linalg.lapack.dsygv`` does, gets the same numbers bit for bit without the Python
-    wrappers around each call. The routines are passed to the kernels as arguments (a kernel
-    that reads a ctypes function from its globals cannot be cached on disk). Every argument is
-    a pointer (Fortran's convention), and the routines return nothing.
+    wrappers around each call. The addresses are passed to the kernels as arguments (a kernel
+    that reads a routine from its globals cannot be cached on disk). Every argument of the
+    routines is a pointer (Fortran's convention), and they return nothing.
 
     Parameters
     ----------
     *names : str
-        Routine names, e.g. ``"dsyrk"``, ``"dsygv"``.
+        Routine names: ``"dgemv"``, ``"dsyrk"``, ``"dsygv"``.
 
     Returns
     -------
-    tuple of ctypes functions
+    tuple of int
     """
-    import ctypes
-
     from numba.extending import get_cython_function_address
 
-    arguments = {"dgemv": 11, "dsyrk": 10, "dsygv": 12}  # the routines' argument counts
-    routines = []
-    for name in names:
-        module = "cython_lapack" if name == "dsygv" else "cython_blas"
-        kind = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * arguments[name]))
-        routines.append(kind(get_cython_function_address(f"scipy.linalg.{module}", name)))
-    return tuple(routines)
+    return tuple(get_cython_function_address(
+        "scipy.linalg." + ("cython_lapack" if name == "dsygv" else "cython_blas"), name)
+        for name in names)

@@ -1067,8 +1067,9 @@ def _nb_gram(D, syrk):  # pragma: no cover - compiled
     uplo, trans = np.array([76], np.uint8), np.array([78], np.uint8)  # "L", "N"
     n, k = np.array([16], np.int32), np.array([D.shape[0]], np.int32)
     alpha, beta = np.array([1.0]), np.array([0.0])
-    syrk(uplo.ctypes, trans.ctypes, n.ctypes, k.ctypes, alpha.ctypes, D.ctypes, n.ctypes,
-         beta.ctypes, G.ctypes, n.ctypes)
+    call_routine(syrk, (uplo.ctypes.data, trans.ctypes.data, n.ctypes.data, k.ctypes.data,
+                        alpha.ctypes.data, D.ctypes.data, n.ctypes.data, beta.ctypes.data,
+                        G.ctypes.data, n.ctypes.data))
     for i in range(16):
         for j in range(i):
             G[i, j] = G[j, i]
@@ -1159,8 +1160,10 @@ def _nb_taubin_eigen(M, s2, source, target, sygv, a, lam):  # pragma: no cover -
                              np.array([44], np.int32), np.zeros(1, np.int32))
     jobz, uplo = np.array([86], np.uint8), np.array([76], np.uint8)  # "V", "L"
     work = np.empty(44)
-    sygv(itype.ctypes, jobz.ctypes, uplo.ctypes, n.ctypes, a.ctypes, n.ctypes, b.ctypes,
-         n.ctypes, lam.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
+    call_routine(sygv, (itype.ctypes.data, jobz.ctypes.data, uplo.ctypes.data, n.ctypes.data,
+                        a.ctypes.data, n.ctypes.data, b.ctypes.data, n.ctypes.data,
+                        lam.ctypes.data, work.ctypes.data, lwork.ctypes.data,
+                        info.ctypes.data))
     return info[0]
 
 
@@ -1191,6 +1194,11 @@ def _nb_denormalize_rows(f, K, out):  # pragma: no cover - compiled
     time (:func:`_nb_denormalize_into`; numpy's stacked product is one ``dgemv`` per row)."""
     for b in range(f.shape[0]):
         _nb_denormalize_into(f[b], K, out[b])
+
+
+#: The call of a BLAS or LAPACK routine by its address in the compiled kernels (bound by
+#: :func:`_compiled_row_kernels`; :func:`xslit._jit.routine_caller`).
+call_routine = None
 
 
 @functools.cache
@@ -1394,8 +1402,9 @@ def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, refine, syrk,
                              np.array([n], np.int32), np.array([16], np.int32),
                              np.array([1], np.int32))  # "T"
     one, zero = np.array([1.0]), np.array([0.0])
-    gemv(trans.ctypes, m.ctypes, k.ctypes, one.ctypes, Y[0, 1:].ctypes, lda.ctypes,
-         inverse_gap.ctypes, inc.ctypes, zero.ctypes, h.ctypes, inc.ctypes)
+    call_routine(gemv, (trans.ctypes.data, m.ctypes.data, k.ctypes.data, one.ctypes.data,
+                        Y[0, 1:].ctypes.data, lda.ctypes.data, inverse_gap.ctypes.data,
+                        inc.ctypes.data, zero.ctypes.data, h.ctypes.data, inc.ctypes.data))
     return True
 
 
