@@ -560,16 +560,20 @@ def _distinct_best(costs, tensors, count):
 _SAME_COST = 1e-9
 
 
-def _ranked_starts(costs) -> list[int]:
+def _ranked_starts(costs):
     """Indices of ``costs`` by increasing cost, each run of costs within a relative
     :data:`_SAME_COST` of the one before in increasing index (a cost that is not finite
-    starts a run of its own)."""
-    by_cost = np.argsort(costs, kind="stable")
-    c = costs[by_cost]
-    level = np.empty(len(c), np.intp)
-    level[by_cost[:1]] = 0
-    level[by_cost[1:]] = np.cumsum(~(c[1:] <= c[:-1] * (1.0 + _SAME_COST)))
-    return np.lexsort((np.arange(len(c)), level)).tolist()
+    starts a run of its own); yielded run by run, so that a caller that needs the first few
+    ranks only orders their runs."""
+    by_cost = np.argsort(costs, kind="stable").tolist()
+    value = costs.tolist()
+    i = 0
+    while i < len(by_cost):
+        j = i + 1
+        while j < len(by_cost) and value[by_cost[j]] <= value[by_cost[j - 1]] * (1.0 + _SAME_COST):
+            j += 1
+        yield from sorted(by_cost[i:j])
+        i = j
 
 
 def refine_on_variety(F, points1, points2, inliers=None, threshold=None, *, rng=0,
