@@ -411,8 +411,9 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
     # Half of each batch is drawn from the quarter of the candidates nearest the model: the
     # inliers it misses are nearer than outliers (on two sweep scenes they were 23% and 11%
     # of the candidates, and 58% and 25% of that quarter).
-    quarter = max(len(candidates) // 4, MAX_FAMILY)
-    nearest = candidates[np.argsort(r0[candidates], kind="stable")[:quarter]]
+    if k_max >= 3:
+        quarter = max(len(candidates) // 4, MAX_FAMILY)
+        nearest = candidates[np.argsort(r0[candidates], kind="stable")[:quarter]]
     for k in range(3, k_max + 1):
         basis, m = V[:, :k], k - 1
         drawn, needed, explained = 0, float(max_samples), 0.0
