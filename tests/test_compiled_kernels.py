@@ -248,28 +248,29 @@ def test_denormalizations_are_the_numpy_paths(monkeypatch):
 
 
 def test_routines_are_called_by_their_addresses():
-    """A compiled kernel calls BLAS by the routine's address (``routine_caller``): ``dsyrk``
-    on random rows gives numpy's ``D.T @ D`` bit for bit (numpy calls the same routine)."""
+    """A compiled kernel calls BLAS by the routine's address (``routine_caller``): ``dgemv``
+    (eleven pointer arguments) on integer-valued data, whose sums are exact in any order,
+    gives ``A.T @ x`` exactly."""
     numba = pytest.importorskip("numba")
     call = _jit.routine_caller()
-    (syrk,) = _jit.lapack_routines("dsyrk")
+    (gemv,) = _jit.lapack_routines("dgemv")
 
     @numba.njit
-    def gram(D, address):
-        G = np.zeros((16, 16))
-        uplo, trans = np.array([76], np.uint8), np.array([78], np.uint8)  # "L", "N"
-        n, k = np.array([16], np.int32), np.array([D.shape[0]], np.int32)
-        alpha, beta = np.array([1.0]), np.array([0.0])
-        call(address, (uplo.ctypes.data, trans.ctypes.data, n.ctypes.data, k.ctypes.data,
-                       alpha.ctypes.data, D.ctypes.data, n.ctypes.data, beta.ctypes.data,
-                       G.ctypes.data, n.ctypes.data))
-        for i in range(16):
-            for j in range(i):
-                G[i, j] = G[j, i]
-        return G
+    def product(A, x, address):
+        # Row-major A (n, m) is the column-major m x n matrix A^T: "N" gives y = A^T x.
+        y = np.zeros(A.shape[1])
+        trans = np.array([78], np.uint8)  # "N"
+        m, n = np.array([A.shape[1]], np.int32), np.array([A.shape[0]], np.int32)
+        one, zero, inc = np.array([1.0]), np.array([0.0]), np.array([1], np.int32)
+        call(address, (trans.ctypes.data, m.ctypes.data, n.ctypes.data, one.ctypes.data,
+                       A.ctypes.data, m.ctypes.data, x.ctypes.data, inc.ctypes.data,
+                       zero.ctypes.data, y.ctypes.data, inc.ctypes.data))
+        return y
 
-    D = np.random.default_rng(40).normal(size=(700, 16))
-    np.testing.assert_array_equal(gram(D, syrk), D.T @ D)
+    rng = np.random.default_rng(40)
+    A = rng.integers(-50, 50, (700, 16)).astype(float)
+    x = rng.integers(-50, 50, 700).astype(float)
+    np.testing.assert_array_equal(product(A, x, gemv), A.T @ x)
 
 
 def test_robust_normalizations_are_the_numpy_paths(monkeypatch):

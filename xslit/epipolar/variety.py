@@ -538,9 +538,9 @@ def _distinct_best(costs, tensors, count):
 
     One matrix read off in several frames has one cost up to rounding, and its polish in
     each frame can stop at another point (or in another basin, on few correspondences):
-    costs within :data:`_SAME_COST` of the least of them count as equal and the first read
-    off goes first, so that the choice does not follow the rounding of the data's
-    normalisation."""
+    costs within :data:`_SAME_COST` of the one before them in cost count as equal and the
+    first read off goes first (:func:`_ranked_starts`), so that the choice does not follow
+    the rounding of the data's normalisation."""
     unit = None  # the unit tensors, compared from the second start kept on
     keep = []
     for b in _ranked_starts(costs):

@@ -141,11 +141,11 @@ def _nb_density_ranks(data, cand, ref, k, grid, ranked):  # pragma: no cover - c
     q0, q1, q2, q3 = q[0], q[1], q[2], q[3]
     n0, n1, n2, n3 = (np.full(n_cand, np.inf), np.full(n_cand, np.inf),
                       np.full(n_cand, np.inf), np.full(n_cand, np.inf))
-    r = np.zeros(COMPILED_DIMS)
+    row = np.zeros(COMPILED_DIMS)
     for j in range(len(ref)):
         for c in range(n_dim):
-            r[c] = data[ref[j], c]
-        r0, r1, r2, r3 = r[0], r[1], r[2], r[3]
+            row[c] = data[ref[j], c]
+        r0, r1, r2, r3 = row[0], row[1], row[2], row[3]
         for i in range(n_cand):
             e = r0 - q0[i]
             s = e * e
@@ -175,8 +175,8 @@ def _nb_density_ranks(data, cand, ref, k, grid, ranked):  # pragma: no cover - c
         cells = np.zeros(h, np.intp)
         for axis in range(min(2, n_dim)):
             by_axis = np.argsort(data[half, axis], kind="mergesort")
-            for r in range(h):
-                cells[by_axis[r]] = cells[by_axis[r]] * grid + r * grid // h
+            for rank in range(h):
+                cells[by_axis[rank]] = cells[by_axis[rank]] * grid + rank * grid // h
         seen = np.zeros(grid * grid, np.intp)
         key = np.empty(h, np.intp)
         for i in range(h):
