@@ -367,6 +367,41 @@ def test_pencil_votes_are_the_numpy_paths_to_rounding(monkeypatch):
         np.testing.assert_allclose(members[1], members[0], rtol=0, atol=EXACT)
 
 
+def test_weak_families_are_the_numpy_paths(monkeypatch):
+    """The compiled weak family (eigenbasis, leverage test and the rows left out, round after
+    round, in one call): the numpy path's rows kept exactly and its eigenbasis to rounding, on
+    the inliers of a loop's model held by a few outliers (sweep scene 84, where rows are left
+    out) and on random designs with a weak direction held by a few rows."""
+    from xslit.epipolar.estimate import EpipolarProblem
+    from xslit.epipolar.family import weak_family
+    from xslit.robust import RobustOptions, robust_estimate
+    from xslit.synthetic import random_sweep_scene
+
+    pytest.importorskip("numba")
+    scene = random_sweep_scene(84, max_n=2000)
+    problem = EpipolarProblem(scene.points1, scene.points2)
+    result = robust_estimate(problem, RobustOptions(threshold=3 * scene.sigma),
+                             np.random.default_rng(84))
+    designs = [problem.design[result.inliers]]
+    rng = np.random.default_rng(37)
+    for _ in range(6):
+        U = np.linalg.qr(rng.normal(size=(16, 16)))[0]
+        D = rng.normal(size=(300, 16)) @ U
+        D -= np.outer(D @ U[:, 0], U[:, 0]) + 0.97 * np.outer(D @ U[:, 1], U[:, 1])
+        D[:5] += 5.0 * rng.normal(size=(5, 16))  # rows that hold the weak direction
+        designs.append(D)
+    left_out = 0
+    for D in designs:
+        (V0, w0, kept0), (V1, w1, kept1) = (_on(b, monkeypatch, weak_family, D)
+                                            for b in ("numpy", "numba"))
+        np.testing.assert_array_equal(kept1, kept0)
+        np.testing.assert_allclose(w1, w0, rtol=0, atol=NULL_VECTOR_EPS_FACTOR
+                                   * np.finfo(float).eps * w0[-1])
+        np.testing.assert_allclose(np.abs(np.sum(V0 * V1, axis=0)), 1.0, rtol=0, atol=EXACT)
+        left_out += np.count_nonzero(~kept0)
+    assert left_out > 0
+
+
 def test_density_orders_are_the_numpy_paths(monkeypatch):
     """The compiled density order (brute-force neighbour distances kept by a network of
     minima and maxima, the ranking in one call): the k-d tree path's order exactly, on joint

@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import _jit
 from ..robust import msac_loss, required_iterations, sample_indices
-from .linear import denormalize_with, eigen_tall
+from .linear import compiled_row_kernels, denormalize_with, eigen_tall, eigen_tall_into
 
 __all__ = ["family_members", "pencil_votes", "search_family", "weak_family"]
 
@@ -125,6 +125,11 @@ def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.
     if design.ndim != 2 or design.shape[1] != 16 or len(design) < 16:
         raise ValueError(f"design must have shape (n, 16) with n >= 16, got {design.shape}")
     kept = np.ones(len(design), bool)
+    if _jit.USE_NUMBA and _compiled_family():  # the same steps in one compiled call
+        V, w = np.empty((16, 16)), np.empty(16)
+        _nb_weak_family(np.ascontiguousarray(design), rounds, WEAK_DIRECTIONS,
+                        LEVERAGE_FACTOR, V, w, kept, *_jit.lapack_routines("dsyrk"))
+        return V, w, kept
     V, w = eigen_tall(design)
     for _ in range(rounds):
         idx = np.flatnonzero(kept)
@@ -144,6 +149,61 @@ def _holds_weak_directions(rows, V, w, count) -> np.ndarray:
     weak = slice(1, 1 + WEAK_DIRECTIONS)
     Y = (rows @ V[:, weak]) / np.sqrt(np.maximum(w[weak], np.finfo(float).tiny))
     return np.einsum("ij,ij->i", Y, Y) > LEVERAGE_FACTOR * WEAK_DIRECTIONS / count
+
+
+def _nb_weak_family(design, rounds, directions, factor, V, w, kept,
+                    syrk):  # pragma: no cover - compiled
+    """:func:`weak_family` of the C-contiguous ``design`` into ``V``, ``w`` and ``kept`` (all
+    True on entry) with ``directions`` weak directions and the leverage ``factor`` (for numba,
+    :func:`_compiled_family`): :func:`~xslit.epipolar.linear.eigen_tall_into` of the kept
+    rows, and :func:`_holds_weak_directions`' products of each row with the weak directions
+    summed in turn (its BLAS product and ``einsum`` to rounding)."""
+    n = design.shape[0]
+    rows = np.empty(n, np.intp)
+    for i in range(n):
+        rows[i] = i
+    count = n
+    D = np.empty((n, 16))
+    drop = np.empty(n, np.bool_)
+    eigen_tall_into(design, V, w, syrk)
+    scale = np.empty(directions)
+    for _ in range(rounds):
+        for j in range(directions):
+            scale[j] = np.sqrt(max(w[1 + j], np.finfo(np.float64).tiny))
+        limit = factor * directions / count
+        dropped = 0
+        for i in range(count):
+            h = 0.0
+            for j in range(directions):
+                p = 0.0
+                for k in range(16):
+                    p += design[rows[i], k] * V[k, 1 + j]
+                p /= scale[j]
+                h += p * p
+            drop[i] = h > limit
+            dropped += drop[i]
+        if dropped == 0 or count - dropped < 2 * 16:
+            break
+        m = 0
+        for i in range(count):
+            if drop[i]:
+                kept[rows[i]] = False
+            else:
+                rows[m] = rows[i]
+                for k in range(16):
+                    D[m, k] = design[rows[i], k]
+                m += 1
+        count = m
+        eigen_tall_into(D[:count], V, w, syrk)
+
+
+@functools.cache
+def _compiled_family() -> bool:
+    """Compile :func:`_nb_weak_family` with the kernels of :mod:`xslit.epipolar.linear` it
+    calls (the module's names then hold the compiled kernels); False when numba cannot be
+    imported."""
+    return compiled_row_kernels() and _jit.compile_kernels(
+        globals(), ("eigen_tall_into", "_nb_weak_family"))
 
 
 def family_members(rows, basis) -> np.ndarray:

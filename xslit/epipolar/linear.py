@@ -23,11 +23,13 @@ __all__ = [
     "MIN_LINEAR_POINTS",
     "axis_normalization",
     "best_sample_fit",
+    "compiled_row_kernels",
     "conditioning_from_eigenvalues",
     "denormalize",
     "denormalize_with",
     "design_rows",
     "eigen_tall",
+    "eigen_tall_into",
     "gram_pass",
     "inverse_iteration",
     "iterated_taubin_fits",
@@ -102,7 +104,7 @@ def robust_axis_normalization(values) -> np.ndarray:
     n = v.shape[-1]
     sample = v if n <= NORMALIZATION_VALUES else v[..., ::-(-n // NORMALIZATION_VALUES)]
     keep = max(1, int(np.ceil(0.8 * sample.shape[-1])))
-    if v.ndim == 2 and n > 0 and _jit.USE_NUMBA and _compiled_row_kernels():
+    if v.ndim == 2 and n > 0 and _jit.USE_NUMBA and compiled_row_kernels():
         # One compiled pass per row: the same numbers as below.
         m, spread = np.empty(len(v)), np.empty(len(v))
         _nb_robust_spread(np.ascontiguousarray(sample), keep, m, spread)
@@ -159,7 +161,7 @@ def design_rows(x, y, xp, yp) -> np.ndarray:
     row by row in one compiled pass (:func:`_nb_design_rows`, the same products), without
     the ``(16, n)`` temporary and its transposing copy.
     """
-    if np.ndim(x) == 1 and _jit.USE_NUMBA and _compiled_row_kernels():
+    if np.ndim(x) == 1 and _jit.USE_NUMBA and compiled_row_kernels():
         coords = [np.ascontiguousarray(v, dtype=float) for v in (x, y, xp, yp)]
         D = np.empty((len(coords[0]), 16))
         _nb_design_rows(*coords, D)
@@ -183,7 +185,7 @@ def denormalize_with(fn, K) -> np.ndarray:
     (:func:`_nb_denormalize_rows`: the same BLAS product per tensor and the same sum of
     squares, bit for bit)."""
     if (np.ndim(fn) in (1, 2) and np.shape(K) == (16, 16) and _jit.USE_NUMBA
-            and _compiled_row_kernels()):
+            and compiled_row_kernels()):
         F = np.empty(np.shape(fn))
         _nb_denormalize_rows(np.ascontiguousarray(fn, dtype=float).reshape(-1, 16),
                              np.ascontiguousarray(K, dtype=float), F.reshape(-1, 16))
@@ -202,13 +204,13 @@ def eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     nearly diagonal) brings the error back to the ``eps * cond(D)`` of an SVD, the same
     one-sided refinement as a Jacobi sweep. Several times faster than ``svd`` for n >> 16.
     (:func:`gram_pass` alone is the first pass, for candidates that are refined later.)
-    With numba, one compiled call for one matrix (:func:`_nb_eigen_tall`: numpy's BLAS and
+    With numba, one compiled call for one matrix (:func:`eigen_tall_into`: numpy's BLAS and
     LAPACK calls for the first pass, Jacobi rotations for the nearly diagonal second one:
     the same numbers to rounding).
     """
-    if np.ndim(D) == 2 and _jit.USE_NUMBA and _compiled_row_kernels():
+    if np.ndim(D) == 2 and _jit.USE_NUMBA and compiled_row_kernels():
         V, w = np.empty((16, 16)), np.empty(16)
-        _nb_eigen_tall(np.ascontiguousarray(D, dtype=float), V, w,
+        eigen_tall_into(np.ascontiguousarray(D, dtype=float), V, w,
                        *_jit.lapack_routines("dsyrk"))
         return V, w
     V, _, Y = gram_pass(D)
@@ -271,7 +273,7 @@ def inverse_iteration(G, start, steps: int = 8) -> np.ndarray:
     """
     shift = 1e-12 * np.trace(G, axis1=1, axis2=2)
     H = np.linalg.inv(G + shift[:, None, None] * np.eye(16))  # symmetric: x H = (H x)^T
-    if _jit.USE_NUMBA and _compiled_row_kernels():  # the steps in one compiled call
+    if _jit.USE_NUMBA and compiled_row_kernels():  # the steps in one compiled call
         out = np.empty((len(G), 16))
         _nb_inverse_steps(H, np.ascontiguousarray(start, dtype=float).reshape(16), steps, out)
         return out
@@ -302,7 +304,7 @@ def sample_inverse_iteration(design, samples, start, steps: int = 8) -> np.ndarr
         A vector near all the eigenvectors.
     steps : int
     """
-    if _jit.USE_NUMBA and _compiled_row_kernels():
+    if _jit.USE_NUMBA and compiled_row_kernels():
         samples = np.asarray(samples, dtype=np.intp)
         out = np.empty((len(samples), 16))
         _nb_sample_inverse_iteration(design, samples,
@@ -360,10 +362,12 @@ def _nb_nearly_diagonal_eigh(A):  # pragma: no cover - compiled
     return w[order], np.ascontiguousarray(V[:, order])
 
 
-def _nb_eigen_tall(D, V, w, syrk):  # pragma: no cover - compiled
-    """:func:`eigen_tall` of one matrix ``D`` (n, 16) into ``V`` (16, 16) and ``w`` (16,)
-    (for numba, :func:`_compiled_row_kernels`): :func:`_nb_gram` for ``D^T D`` and ``Y^T Y``
-    (``dsyrk``, as numpy), ``eigh`` and the products as :func:`_nb_leverage` makes them."""
+def eigen_tall_into(D, V, w, syrk):  # pragma: no cover - compiled
+    """:func:`eigen_tall` of one C-contiguous matrix ``D`` (n, 16) into ``V`` (16, 16) and
+    ``w`` (16,), ``syrk`` the address of BLAS's ``dsyrk`` (:func:`xslit._jit.lapack_routines`)
+    (for numba, :func:`compiled_row_kernels`; kernels of other modules call it compiled after
+    that): :func:`_nb_gram` for ``D^T D`` and ``Y^T Y`` (``dsyrk``, as numpy), ``eigh`` and
+    the products as :func:`_nb_leverage` makes them."""
     _, V1 = np.linalg.eigh(_nb_gram(D, syrk))
     Y = np.dot(D, V1)
     w2, V2 = _nb_nearly_diagonal_eigh(_nb_gram(Y, syrk))
@@ -375,7 +379,7 @@ def _nb_eigen_tall(D, V, w, syrk):  # pragma: no cover - compiled
 def _nb_sample_inverse_iteration(design, samples, start, steps, out,
                                  syrk):  # pragma: no cover - compiled
     """:func:`sample_inverse_iteration` into ``out`` (B, 16) (for numba,
-    :func:`_compiled_row_kernels`): per sample the rows gathered, :func:`_nb_gram`, the
+    :func:`compiled_row_kernels`): per sample the rows gathered, :func:`_nb_gram`, the
     shifted inverse of :func:`inverse_iteration`, then :func:`_nb_inverse_steps`."""
     m = samples.shape[1]
     D = np.empty((m, 16))
@@ -434,7 +438,7 @@ def minimal_null_vectors(D, tol, samples=None) -> tuple[np.ndarray, np.ndarray]:
     f : (B, 16) ndarray
     ok : (B,) bool ndarray
     """
-    if _jit.USE_NUMBA and _compiled_row_kernels():  # null vectors, R and c in one pass
+    if _jit.USE_NUMBA and compiled_row_kernels():  # null vectors, R and c in one pass
         if samples is None:
             D = np.ascontiguousarray(D, dtype=float)
             rows = D.reshape(-1, 16)
@@ -770,7 +774,7 @@ def taubin_fit_from_design(design, rows, scales, K, tol, scratch=None) -> np.nda
     -------
     (2, 2, 2, 2) ndarray of unit norm, or None
     """
-    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
+    if not (_jit.USE_NUMBA and compiled_row_kernels()):
         M, N = taubin_matrices_from_design(design, rows, scales)
         if conditioning_from_eigenvalues(np.linalg.eigvalsh(M)) < tol:
             return None
@@ -815,7 +819,7 @@ def taubin_basis_from_design(design, rows, scales, count: int, scratch=None):
     ratios : (16,) ndarray, or None with it
     conditioning : float
     """
-    if _jit.USE_NUMBA and _compiled_row_kernels():
+    if _jit.USE_NUMBA and compiled_row_kernels():
         rows = np.asarray(rows)
         rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.intp, copy=False)
         D = (np.empty((len(rows), 16)) if scratch is None
@@ -840,7 +844,7 @@ def _nb_taubin_basis_rows(design, rows, s2, source, target, D, basis, ratios, sy
                           sygv):  # pragma: no cover - compiled
     """:func:`taubin_basis_from_design` into ``basis`` (count, 16) and ``ratios`` (16,);
     returns the conditioning, or ``-1 - conditioning`` when ``dsygv`` fails (for numba,
-    :func:`_compiled_row_kernels`). The operations of :func:`_nb_taubin_rows` and
+    :func:`compiled_row_kernels`). The operations of :func:`_nb_taubin_rows` and
     :func:`taubin_basis` in their order."""
     for i in range(rows.shape[0]):
         for j in range(16):
@@ -862,7 +866,7 @@ def _nb_taubin_basis_rows(design, rows, s2, source, target, D, basis, ratios, sy
 def _nb_robust_spread(v, keep, m, spread):  # pragma: no cover - compiled
     """Per row of ``v`` (B, N): the median into ``m`` and the mean of the ``keep`` least
     absolute deviations from it into ``spread`` (B,) (:func:`robust_axis_normalization`'s
-    operations; for numba, :func:`_compiled_row_kernels`).
+    operations; for numba, :func:`compiled_row_kernels`).
 
     The order statistics are found by :func:`_nb_kth_key` on the floats' bits, without a
     branch on the data: quickselect's branches mispredict so often on fresh data that its
@@ -922,7 +926,7 @@ def _nb_kth_key(keys, k):  # pragma: no cover - compiled
 
 def _nb_inverse_steps(H, start, steps, out):  # pragma: no cover - compiled
     """The steps of :func:`inverse_iteration` with the inverses ``H`` (B, 16, 16) from
-    ``start`` (16,) into ``out`` (B, 16) (for numba, :func:`_compiled_row_kernels`): the same
+    ``start`` (16,) into ``out`` (B, 16) (for numba, :func:`compiled_row_kernels`): the same
     operations, summed in the loops' order (equal to rounding)."""
     x = np.empty(16)
     y = np.empty(16)
@@ -1118,7 +1122,7 @@ def _nb_taubin_rows(design, rows, s2, source, target, K, tol, D, out, syrk,
     """:func:`taubin_fit_from_design` of the rows ``rows`` (gathered into ``D``) with the
     squared scales ``s2``, into ``out`` (16,); False when the rows do not determine the fit.
     The operations of :func:`taubin_matrices_from_design`, :func:`taubin_fit` and
-    :func:`denormalize_with` in their order (for numba, :func:`_compiled_row_kernels`)."""
+    :func:`denormalize_with` in their order (for numba, :func:`compiled_row_kernels`)."""
     for i in range(rows.shape[0]):
         for j in range(16):
             D[i, j] = design[rows[i], j]
@@ -1144,7 +1148,7 @@ def _nb_taubin_eigen(M, s2, source, target, sygv, a, lam):  # pragma: no cover -
     ``M[15, 15]`` and ``N[:15, :15]`` as SciPy's wrapper calls it (itype 1, jobz "V", uplo
     "L", lwork 3 n - 1) on Fortran-ordered copies: the eigenvectors into ``a`` (15, 15), row
     ``k`` the ``k``-th, and the eigenvalues into ``lam`` (15,); returns LAPACK's ``info``
-    (for numba, :func:`_compiled_row_kernels`)."""
+    (for numba, :func:`compiled_row_kernels`)."""
     Mf, Nf = M.ravel(), np.zeros(256)
     blocks = source.shape[1]
     for k in range(4):
@@ -1179,7 +1183,7 @@ def _nb_taubin_vector(M, a, k, f):  # pragma: no cover - compiled
 
 def _nb_denormalize_into(f, K, out):  # pragma: no cover - compiled
     """:func:`denormalize_with` of one tensor ``f`` (16,) into ``out`` (16,) (for numba,
-    :func:`_compiled_row_kernels`): the product (``dgemv``, as numpy's matmul calls it for a
+    :func:`compiled_row_kernels`): the product (``dgemv``, as numpy's matmul calls it for a
     row times a matrix), then numpy's pairwise sum of the 16 squares (eight partial sums of
     two, added in pairs)."""
     F = np.dot(f, K)
@@ -1197,17 +1201,17 @@ def _nb_denormalize_rows(f, K, out):  # pragma: no cover - compiled
 
 
 #: The call of a BLAS or LAPACK routine by its address in the compiled kernels (bound by
-#: :func:`_compiled_row_kernels`; :func:`xslit._jit.routine_caller`).
+#: :func:`compiled_row_kernels`; :func:`xslit._jit.routine_caller`).
 call_routine = None
 
 
 @functools.cache
-def _compiled_row_kernels() -> bool:
-    """Compile :func:`_nb_design_rows`, :func:`_nb_householder_null`,
+def compiled_row_kernels() -> bool:
+    """Compile (once) :func:`_nb_design_rows`, :func:`_nb_householder_null`,
     :func:`_nb_gram`, :func:`_nb_taubin_rows`, :func:`_nb_leverage`, :func:`_nb_robust_spread`,
     :func:`_nb_inverse_steps`, :func:`_nb_pulled_rows`,
     :func:`_nb_kth_key`,
-    :func:`_nb_sample_inverse_iteration`, :func:`_nb_eigen_tall`,
+    :func:`_nb_sample_inverse_iteration`, :func:`eigen_tall_into`,
     :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh`,
     :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into`,
     :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen`, :func:`_nb_taubin_vector`,
@@ -1220,7 +1224,7 @@ def _compiled_row_kernels() -> bool:
                                             "_nb_robust_spread", "_nb_kth_key",
                                             "_nb_inverse_steps",
                                             "_nb_pulled_rows",
-                                            "_nb_sample_inverse_iteration", "_nb_eigen_tall",
+                                            "_nb_sample_inverse_iteration", "eigen_tall_into",
                                             "_nb_surely_conditioned",
                                             "_nb_nearly_diagonal_eigh",
                                             "_nb_taubin_basis_rows",
@@ -1271,7 +1275,7 @@ def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
     n = len(rows)
     D = scratch.get("D", (n, 16))
     Y = scratch.get("Y", (n, 16))
-    if _jit.USE_NUMBA and _compiled_row_kernels():
+    if _jit.USE_NUMBA and compiled_row_kernels():
         h, V, V1, w1 = scratch.get("h", (n,)), np.empty((16, 16)), np.empty((16, 16)), \
             np.empty(16)
         if not _nb_leverage(design, np.asarray(rows, dtype=np.intp), norms, D, Y, h, V, V1, w1,
@@ -1317,7 +1321,7 @@ def pulled_rows(d, h, D, V1, w1, K, threshold, sample_size) -> np.ndarray:
     sample_size : int
     """
     n = len(h)
-    if _jit.USE_NUMBA and _compiled_row_kernels():
+    if _jit.USE_NUMBA and compiled_row_kernels():
         pulled = np.empty(n, bool)
         _nb_pulled_rows(d, h, D, V1, w1, K, float(threshold), sample_size, pulled)
         return pulled
@@ -1336,7 +1340,7 @@ def pulled_rows(d, h, D, V1, w1, K, threshold, sample_size) -> np.ndarray:
 
 def _nb_pulled_rows(d, h, D, V1, w1, K, threshold, sample_size,
                     pulled):  # pragma: no cover - compiled
-    """:func:`pulled_rows` into ``pulled`` (n,) (for numba, :func:`_compiled_row_kernels`):
+    """:func:`pulled_rows` into ``pulled`` (n,) (for numba, :func:`compiled_row_kernels`):
     the numpy code's steps, its products as numba's (equal to rounding)."""
     n = h.shape[0]
     limit = 3.0 * 15.0 / n
@@ -1369,7 +1373,7 @@ def _nb_leverage(design, rows, norms, D, Y, h, V, V1, w1, refine, syrk,
                  gemv):  # pragma: no cover - compiled
     """:func:`weighted_leverage` into ``D``, ``Y`` (n, 16), ``h`` (n,), ``V``, ``V1`` (16, 16)
     and ``w1`` (16,); False when the least eigenvalue is not isolated. numpy's operations in
-    their order (for numba, :func:`_compiled_row_kernels`): ``dsyrk`` for ``D.T @ D``, ``dgemv``
+    their order (for numba, :func:`compiled_row_kernels`): ``dsyrk`` for ``D.T @ D``, ``dgemv``
     as numpy calls it for ``Y[:, 1:] @ g`` (row-major, leading dimension 16); the refined
     vectors ``V`` by :func:`_nb_nearly_diagonal_eigh` (to rounding), only with ``refine``."""
     n = rows.shape[0]
@@ -1468,7 +1472,7 @@ def iterated_taubin_fits(design, rows, model, inliers, threshold, thresholds, it
     fits : list of (rows, fit)
         The Taubin fits made: the rows (indices) and the tensor (None when degenerate).
     """
-    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
+    if not (_jit.USE_NUMBA and compiled_row_kernels()):
         return None
     n = design.shape[0]
     steps = len(thresholds) + iterations
@@ -1516,7 +1520,7 @@ def _nb_thinned_rows(mask, max_rows, rows):  # pragma: no cover - compiled
 
 def _nb_recall(rows, table, sizes, count):  # pragma: no cover - compiled
     """The first of the ``count`` entries of ``table`` (R, N) whose first ``sizes[k]`` values
-    are ``rows``, or -1 (for numba, :func:`_compiled_row_kernels`)."""
+    are ``rows``, or -1 (for numba, :func:`compiled_row_kernels`)."""
     n = rows.shape[0]
     for k in range(count):
         if sizes[k] != n:
@@ -1538,7 +1542,7 @@ def _nb_recall_or_fit(design, rows, s2, source, target, K, tol, D, fit, known_ro
     not determine it), or the same fit made before: among the ``known`` ones or the first
     ``fits`` of this call; recorded as the call's fit number ``fits`` (its rows, their number,
     the tensor and whether it succeeded) either way (for numba,
-    :func:`_compiled_row_kernels`)."""
+    :func:`compiled_row_kernels`)."""
     k = _nb_recall(rows, known_rows, known_sizes, known_sizes.shape[0])
     if k >= 0:
         ok = known_ok[k]
@@ -1567,7 +1571,7 @@ def _nb_iterated_taubin(design, a, c, x, y, xp, yp, model, inliers, threshold, t
                         gemv):  # pragma: no cover - compiled
     """:func:`iterated_taubin_fits` into ``out`` (16,) (the last tensor), ``d``, ``gn``
     (1, N) (its distances and gradient norms) and the fits' rows, sizes, tensors and
-    success (for numba, :func:`_compiled_row_kernels`). Returns -1 when no tensor was fitted,
+    success (for numba, :func:`compiled_row_kernels`). Returns -1 when no tensor was fitted,
     1 when converged, else 0. The kernels of :func:`taubin_fit_from_design`,
     :func:`weighted_leverage`, :func:`denormalize_with`, :func:`pulled_rows` and
     :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the order of the loop's calls."""
@@ -1674,7 +1678,7 @@ def best_sample_fit(design, rows, samples, start, K, threshold, steps: int = 8):
     -------
     None without numba, else the best fit (2, 2, 2, 2) and its loss.
     """
-    if not (_jit.USE_NUMBA and _compiled_row_kernels()):
+    if not (_jit.USE_NUMBA and compiled_row_kernels()):
         return None
     fits = np.empty((len(samples), 16))
     n = len(rows.x)
@@ -1717,7 +1721,7 @@ def _nb_block_sum(a, start, n):  # pragma: no cover - compiled
 
 
 def _nb_pairwise_sum(a, n):  # pragma: no cover - compiled
-    """``a[:n].sum()`` in numpy's order (for numba, :func:`_compiled_row_kernels`): blocks of
+    """``a[:n].sum()`` in numpy's order (for numba, :func:`compiled_row_kernels`): blocks of
     at most 128 values (:func:`_nb_block_sum`) from halving at multiples of eight, the halves'
     sums added, as numpy's recursion does (here with a stack: a kernel cached on disk must
     not call itself)."""
@@ -1752,7 +1756,7 @@ def _nb_pairwise_sum(a, n):  # pragma: no cover - compiled
 def _nb_best_sample_fit(design, samples, start, steps, K, a, c, x, y, xp, yp, t2, fits, d, gn,
                         syrk):  # pragma: no cover - compiled
     """:func:`best_sample_fit`: the fits into ``fits`` (B, 16); returns the index of the best
-    and its loss (for numba, :func:`_compiled_row_kernels`). The kernels of
+    and its loss (for numba, :func:`compiled_row_kernels`). The kernels of
     :func:`sample_inverse_iteration`, :func:`denormalize_with` and
     :meth:`~xslit.epipolar.tensor.SampsonRows.distances` in the loop's order, then numpy's
     ``np.minimum(d * d, t2).sum()`` and ``argmin`` (the first least)."""
