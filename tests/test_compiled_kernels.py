@@ -402,6 +402,36 @@ def test_weak_families_are_the_numpy_paths(monkeypatch):
     assert left_out > 0
 
 
+@pytest.mark.parametrize("seed", [26, 84, 137])
+def test_family_searches_are_the_numpy_paths(seed, monkeypatch):
+    """The family search with the weak family and the pencil's vote and scores in compiled
+    calls: the numpy path's better model and inliers, from the same loop model and random
+    stream, on sweep scenes where it finds one (dominant planes; a pencil that
+    correspondences beyond the loop model's threshold fix)."""
+    from xslit.epipolar.estimate import EpipolarProblem
+    from xslit.epipolar.family import search_family
+    from xslit.robust import RobustOptions, iterated_least_squares, robust_estimate
+    from xslit.synthetic import random_sweep_scene
+
+    pytest.importorskip("numba")
+    scene = random_sweep_scene(seed, max_n=2000)
+    threshold = 3 * scene.sigma
+    problem = EpipolarProblem(scene.points1, scene.points2)
+    result = robust_estimate(problem, RobustOptions(threshold=threshold),
+                             np.random.default_rng(seed))
+
+    def search():
+        return search_family(
+            problem, result.model, threshold, np.random.default_rng(seed),
+            optimise=lambda m, inl: iterated_least_squares(problem, m, inl, threshold)[0])
+
+    (model0, inliers0), (model1, inliers1) = (_on(b, monkeypatch, search)
+                                              for b in ("numpy", "numba"))
+    assert model0 is not None and model1 is not None
+    np.testing.assert_array_equal(inliers1, inliers0)
+    np.testing.assert_allclose(model1, model0, rtol=0, atol=SAME_FIT_RTOL)
+
+
 def test_density_orders_are_the_numpy_paths(monkeypatch):
     """The compiled density order (brute-force neighbour distances kept by a network of
     minima and maxima, the ranking in one call): the k-d tree path's order exactly, on joint

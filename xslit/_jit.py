@@ -141,7 +141,7 @@ def lapack_routines(*names: str) -> tuple:
     Parameters
     ----------
     *names : str
-        Routine names: ``"dgemv"``, ``"dsyrk"``, ``"dsygv"``.
+        Routine names: ``"dgemm"``, ``"dgemv"``, ``"dsyrk"``, ``"dsygv"``.
 
     Returns
     -------

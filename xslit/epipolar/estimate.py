@@ -164,6 +164,8 @@ class EpipolarProblem(RobustProblemBase):
     model_from_normalized, normalized_from_model : (16, 16) ndarray
         ``f @ model_from_normalized`` is the model (tensor of the centred pixels) of a tensor
         ``f`` of the normalised pixels, and ``normalized_from_model`` the inverse map.
+    sampson_rows : xslit.epipolar.tensor.SampsonRows
+        The centred correspondences, whose Sampson distances are the residuals.
     """
 
     sample_size = MIN_LINEAR_POINTS
@@ -190,7 +192,7 @@ class EpipolarProblem(RobustProblemBase):
         maps[2, :, 0, 0], maps[3, :, 0, 0] = s, 1.0 / s
         (self._to_pixels, self._from_pixels, self.model_from_normalized,
          self.normalized_from_model) = kron_modes(*np.swapaxes(maps, 0, 1))
-        self._rows = SampsonRows(self.points1, self.points2)
+        self.sampson_rows = SampsonRows(self.points1, self.points2)
         self._subset = None
         self._rows_subset = None
         self._scratch = Scratch()
@@ -259,13 +261,13 @@ class EpipolarProblem(RobustProblemBase):
         """The :class:`~xslit.epipolar.tensor.SampsonRows` of the correspondences ``subset``
         (indices; all of them for None)."""
         if subset is None:
-            return self._rows
+            return self.sampson_rows
         # The loop passes one verification subset: its evaluator is built once, and rebuilt
         # only for other indices (the same array object is the same indices).
         if subset is not self._subset_given and (self._subset is None
                                                  or not np.array_equal(self._subset, subset)):
             self._subset = np.array(subset)
-            self._rows_subset = self._rows.subset(self._subset)
+            self._rows_subset = self.sampson_rows.subset(self._subset)
         self._subset_given = subset
         return self._rows_subset
 
@@ -277,7 +279,7 @@ class EpipolarProblem(RobustProblemBase):
         # values with other bytes, 0.0 and -0.0, are only evaluated again).
         key = model.tobytes()
         if key != self._last[0] or model.shape != self._last[3]:
-            d, gn = self._rows.distances(model[None], norms=True)
+            d, gn = self.sampson_rows.distances(model[None], norms=True)
             d.flags.writeable = gn.flags.writeable = False
             self._last = (key, d[0], gn[0], model.shape)
         return self._last[1], self._last[2]
@@ -287,7 +289,7 @@ class EpipolarProblem(RobustProblemBase):
         image 1 with ``m`` other random points of image 2 (how well chance pairs fit)."""
         m = min(int(np.ceil(np.sqrt(draws))), self.n_points // 2)
         perm = rng.permutation(self.n_points)[:2 * m]
-        return self._rows.pair_distances(model, perm[:m], perm[m:]).ravel()
+        return self.sampson_rows.pair_distances(model, perm[:m], perm[m:]).ravel()
 
     def quality_order(self, rng):
         """PROSAC order: density of the correspondences in the joint image space."""
@@ -357,7 +359,7 @@ class EpipolarProblem(RobustProblemBase):
         """:func:`~xslit.epipolar.linear.iterated_taubin_fits` of this problem's rows, frame
         and remembered fits (None without numba)."""
         return iterated_taubin_fits(
-            self.design, self._rows, model, inliers, threshold, thresholds, iterations,
+            self.design, self.sampson_rows, model, inliers, threshold, thresholds, iterations,
             self.sample_size, max_rows, CONVERGED_CHANGE, self.frame[:, 0, 0],
             self.model_from_normalized, CONDITIONING_TOL, self._memory)
 

@@ -39,7 +39,15 @@ import numpy as np
 
 from .. import _jit
 from ..robust import msac_loss, required_iterations, sample_indices
-from .linear import compiled_row_kernels, denormalize_with, eigen_tall, eigen_tall_into
+from .linear import (
+    compiled_row_kernels,
+    denormalize_rows_into,
+    denormalize_with,
+    eigen_tall,
+    eigen_tall_into,
+    pairwise_sum,
+)
+from .tensor import sampson_rows_into
 
 __all__ = ["family_members", "pencil_votes", "search_family", "weak_family"]
 
@@ -197,13 +205,21 @@ def _nb_weak_family(design, rounds, directions, factor, V, w, kept,
         eigen_tall_into(D[:count], V, w, syrk)
 
 
+#: The call of a BLAS routine by its address in the compiled kernels (bound by
+#: :func:`_compiled_family`; :func:`xslit._jit.routine_caller`).
+call_routine = None
+
+
 @functools.cache
 def _compiled_family() -> bool:
-    """Compile :func:`_nb_weak_family` with the kernels of :mod:`xslit.epipolar.linear` it
-    calls (the module's names then hold the compiled kernels); False when numba cannot be
+    """Compile :func:`_nb_weak_family`, :func:`_nb_pencil_votes` and :func:`_nb_pencil_pool`
+    with the kernels of :mod:`xslit.epipolar.linear` and :mod:`xslit.epipolar.tensor` they
+    call (the module's names then hold the compiled kernels); False when numba cannot be
     imported."""
     return compiled_row_kernels() and _jit.compile_kernels(
-        globals(), ("eigen_tall_into", "_nb_weak_family"))
+        globals(), ("eigen_tall_into", "denormalize_rows_into", "pairwise_sum",
+                    "sampson_rows_into", "_nb_weak_family", "_nb_pencil_votes",
+                    "_nb_pencil_pool"))
 
 
 def family_members(rows, basis) -> np.ndarray:
@@ -332,7 +348,7 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
     True
     """
     y = rows @ basis  # y . (cos a, sin a) = 0
-    if _jit.USE_NUMBA and _compiled_votes():  # the same steps in one compiled call
+    if _jit.USE_NUMBA and _compiled_family():  # the same steps in one compiled call
         members = np.empty((modes, len(basis)))
         found = _nb_pencil_votes(np.ascontiguousarray(y), np.ascontiguousarray(basis), bins,
                                  modes, members)
@@ -367,7 +383,7 @@ def pencil_votes(rows, basis, *, bins: int = PENCIL_BINS, modes: int = PENCIL_MO
 def _nb_pencil_votes(y, basis, bins, modes, members):  # pragma: no cover - compiled
     """:func:`pencil_votes` from the projections ``y`` (M, 2) of the rows on the ``basis``
     (16, 2), into ``members`` (modes, 16); returns how many were found (for numba,
-    :func:`_compiled_votes`). The numpy code's steps (arctan2, sin and cos from libm: equal to
+    :func:`_compiled_family`). The numpy code's steps (arctan2, sin and cos from libm: equal to
     rounding)."""
     n_rows = y.shape[0]
     angle = np.empty(n_rows)
@@ -409,11 +425,79 @@ def _nb_pencil_votes(y, basis, bins, modes, members):  # pragma: no cover - comp
     return found
 
 
-@functools.cache
-def _compiled_votes() -> bool:
-    """Compile :func:`_nb_pencil_votes` (the module's name then holds the compiled kernel);
-    False when numba cannot be imported."""
-    return _jit.compile_kernels(globals(), ("_nb_pencil_votes",))
+def _nb_pencil_pool(design, candidates, V, K, a, c, x, y, xp, yp, verify, inl, threshold,
+                    bins, modes, new_support, members, losses, inside,
+                    gemm):  # pragma: no cover - compiled
+    """The pencil's step of :func:`_search_round` in one call (for numba,
+    :func:`_compiled_family`): the members that the ``candidates`` vote for
+    (:func:`pencil_votes` of their design rows on the two least directions of ``V``, the
+    product as numpy's ``dgemm``), mapped by ``K`` (:func:`denormalize_with`), ranked by their
+    truncated loss on the correspondences ``verify`` (all when empty), and the best two
+    scored on all: their tensors into ``members`` (2, 16), their losses into ``losses`` (2,)
+    (infinite for a member that explains fewer than ``new_support`` times the inliers ``inl``
+    among the correspondences it leaves out) and their inliers into ``inside`` (2, N). The
+    Sampson distances of :class:`~xslit.epipolar.tensor.SampsonRows` (rows ``a``, ``c``,
+    coordinates ``x, y, x', y'``) and the sums of :func:`~xslit.robust.msac_loss` in numpy's
+    order: the numbers of the numpy steps. Returns how many members were scored."""
+    m = candidates.shape[0]
+    rows = np.empty((m, 16))
+    for i in range(m):
+        for k in range(16):
+            rows[i, k] = design[candidates[i], k]
+    # rows @ V[:, :2] as numpy calls BLAS for it (row-major: proj^T = V[:, :2]^T rows^T)
+    proj = np.empty((m, 2))
+    trans = np.array([78], np.uint8)  # "N"
+    two, count, ld = np.array([2], np.int32), np.array([m], np.int32), np.array([16], np.int32)
+    one, zero = np.array([1.0]), np.array([0.0])
+    call_routine(gemm, (trans.ctypes.data, trans.ctypes.data, two.ctypes.data,
+                        count.ctypes.data, ld.ctypes.data, one.ctypes.data, V.ctypes.data,
+                        ld.ctypes.data, rows.ctypes.data, ld.ctypes.data, zero.ctypes.data,
+                        proj.ctypes.data, two.ctypes.data))
+    basis = np.empty((16, 2))
+    for k in range(16):
+        basis[k, 0] = V[k, 0]
+        basis[k, 1] = V[k, 1]
+    voted = np.empty((modes, 16))
+    found = _nb_pencil_votes(proj, basis, bins, modes, voted)
+    F = np.empty((found, 16))
+    denormalize_rows_into(voted[:found], K, F)
+    t2 = threshold * threshold
+    n_all = x.shape[0]
+    nv = verify.shape[0] if verify.shape[0] > 0 else n_all
+    av, cv = np.empty((4, nv)), np.empty((4, nv))
+    xv, yv, xpv, ypv = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
+    for i in range(nv):
+        j = verify[i] if verify.shape[0] > 0 else i
+        for k in range(4):
+            av[k, i] = a[k, j]
+            cv[k, i] = c[k, j]
+        xv[i], yv[i], xpv[i], ypv[i] = x[j], y[j], xp[j], yp[j]
+    d, g = np.empty((found, nv)), np.empty((found, nv))
+    sampson_rows_into(F.reshape(found, 4, 4), av, cv, xv, yv, xpv, ypv, False, d, g)
+    q = np.empty(max(nv, n_all))
+    ranking = np.empty(found)
+    for b in range(found):
+        for i in range(nv):
+            q[i] = min(d[b, i] * d[b, i], t2)
+        ranking[b] = pairwise_sum(q, nv)
+    ranked = np.argsort(ranking, kind="mergesort")[:2]
+    scored = ranked.shape[0]
+    for r in range(scored):
+        members[r] = F[ranked[r]]
+    d, g = np.empty((scored, n_all)), np.empty((scored, n_all))
+    sampson_rows_into(members[:scored].reshape(scored, 4, 4), a, c, x, y, xp, yp, False, d,
+                      g)
+    support = 0
+    for i in range(n_all):
+        support += inl[i]
+    for r in range(scored):
+        new = 0
+        for i in range(n_all):
+            inside[r, i] = d[r, i] < threshold
+            new += inside[r, i] and not inl[i]
+            q[i] = min(d[r, i] * d[r, i], t2)
+        losses[r] = pairwise_sum(q, n_all) if new >= new_support * support else np.inf
+    return scored
 
 
 def _median(values) -> float:
@@ -466,8 +550,20 @@ def _search_round(problem, model, threshold, rng, optimise, confidence, max_samp
         return float(np.max(np.count_nonzero(r[:, candidates] < threshold, axis=1))
                      / len(candidates))
 
-    score(denormalize_with(pencil_votes(design[candidates], V[:, :2]),
-                           problem.model_from_normalized), pencil=True)
+    if _jit.USE_NUMBA and _compiled_family():  # the same steps in one compiled call
+        rows = problem.sampson_rows
+        members, losses, inside = np.empty((2, 16)), np.empty(2), np.empty((2, n), bool)
+        scored = _nb_pencil_pool(
+            design, candidates, V, problem.model_from_normalized, rows.a, rows.c, rows.x,
+            rows.y, rows.xp, rows.yp, np.empty(0, np.intp) if verify is None else verify, inl,
+            threshold, PENCIL_BINS, PENCIL_MODES, PENCIL_NEW_SUPPORT, members, losses, inside,
+            *_jit.lapack_routines("dgemm"))
+        pool_loss.extend(losses[:scored])
+        pool.extend(members[:scored].reshape(scored, 2, 2, 2, 2))
+        pool_inliers.extend(inside[:scored])
+    else:
+        score(denormalize_with(pencil_votes(design[candidates], V[:, :2]),
+                               problem.model_from_normalized), pencil=True)
     # Half of each batch is drawn from the quarter of the candidates nearest the model: the
     # inliers it misses are nearer than outliers (on two sweep scenes they were 23% and 11%
     # of the candidates, and 58% and 25% of that quarter).

@@ -26,6 +26,7 @@ __all__ = [
     "compiled_row_kernels",
     "conditioning_from_eigenvalues",
     "denormalize",
+    "denormalize_rows_into",
     "denormalize_with",
     "design_rows",
     "eigen_tall",
@@ -37,6 +38,7 @@ __all__ = [
     "minimal_null_vectors",
     "normalize_axes",
     "null_vector_tall",
+    "pairwise_sum",
     "pulled_rows",
     "refine_pass",
     "robust_axis_normalization",
@@ -182,12 +184,12 @@ def denormalize(fn, Ts) -> np.ndarray:
 def denormalize_with(fn, K) -> np.ndarray:
     """:func:`denormalize` with the precomputed ``K = kron_modes(T1, T2, T3, T4)``. With
     numba, one compiled call for one tensor or a stack of them and one ``K`` (16, 16)
-    (:func:`_nb_denormalize_rows`: the same BLAS product per tensor and the same sum of
+    (:func:`denormalize_rows_into`: the same BLAS product per tensor and the same sum of
     squares, bit for bit)."""
     if (np.ndim(fn) in (1, 2) and np.shape(K) == (16, 16) and _jit.USE_NUMBA
             and compiled_row_kernels()):
         F = np.empty(np.shape(fn))
-        _nb_denormalize_rows(np.ascontiguousarray(fn, dtype=float).reshape(-1, 16),
+        denormalize_rows_into(np.ascontiguousarray(fn, dtype=float).reshape(-1, 16),
                              np.ascontiguousarray(K, dtype=float), F.reshape(-1, 16))
         return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
     F = (fn[..., None, :] @ K)[..., 0, :]
@@ -1193,9 +1195,11 @@ def _nb_denormalize_into(f, K, out):  # pragma: no cover - compiled
     out[:] = F / np.sqrt(((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])))
 
 
-def _nb_denormalize_rows(f, K, out):  # pragma: no cover - compiled
+def denormalize_rows_into(f, K, out):  # pragma: no cover - compiled
     """:func:`denormalize_with` of the tensors ``f`` (B, 16) into ``out`` (B, 16), one at a
-    time (:func:`_nb_denormalize_into`; numpy's stacked product is one ``dgemv`` per row)."""
+    time (:func:`_nb_denormalize_into`; numpy's stacked product is one ``dgemv`` per row)
+    (for numba, :func:`compiled_row_kernels`; kernels of other modules call it compiled after
+    that)."""
     for b in range(f.shape[0]):
         _nb_denormalize_into(f[b], K, out[b])
 
@@ -1214,10 +1218,10 @@ def compiled_row_kernels() -> bool:
     :func:`_nb_sample_inverse_iteration`, :func:`eigen_tall_into`,
     :func:`_nb_surely_conditioned`, :func:`_nb_nearly_diagonal_eigh`,
     :func:`_nb_taubin_basis_rows`, :func:`_nb_denormalize_into`,
-    :func:`_nb_denormalize_rows`, :func:`_nb_taubin_eigen`, :func:`_nb_taubin_vector`,
+    :func:`denormalize_rows_into`, :func:`_nb_taubin_eigen`, :func:`_nb_taubin_vector`,
     :func:`~xslit.epipolar.tensor.sampson_rows_into`, :func:`_nb_thinned_rows`,
     :func:`_nb_recall`, :func:`_nb_recall_or_fit`, :func:`_nb_iterated_taubin`,
-    :func:`_nb_block_sum`, :func:`_nb_pairwise_sum` and :func:`_nb_best_sample_fit` (the
+    :func:`_nb_block_sum`, :func:`pairwise_sum` and :func:`_nb_best_sample_fit` (the
     module's names then hold the compiled kernels); False when numba cannot be imported."""
     return _jit.compile_kernels(globals(), ("_nb_design_rows", "_nb_householder_null",
                                             "_nb_gram", "_nb_taubin_rows", "_nb_leverage",
@@ -1228,12 +1232,12 @@ def compiled_row_kernels() -> bool:
                                             "_nb_surely_conditioned",
                                             "_nb_nearly_diagonal_eigh",
                                             "_nb_taubin_basis_rows",
-                                            "_nb_denormalize_into", "_nb_denormalize_rows",
+                                            "_nb_denormalize_into", "denormalize_rows_into",
                                             "_nb_taubin_eigen", "_nb_taubin_vector",
                                             "sampson_rows_into", "_nb_thinned_rows",
                                             "_nb_recall", "_nb_recall_or_fit",
                                             "_nb_iterated_taubin", "_nb_block_sum",
-                                            "_nb_pairwise_sum", "_nb_best_sample_fit"))
+                                            "pairwise_sum", "_nb_best_sample_fit"))
 
 
 def weighted_leverage(design, rows, norms, scratch, refine: bool = True):
@@ -1720,9 +1724,9 @@ def _nb_block_sum(a, start, n):  # pragma: no cover - compiled
     return res
 
 
-def _nb_pairwise_sum(a, n):  # pragma: no cover - compiled
-    """``a[:n].sum()`` in numpy's order (for numba, :func:`compiled_row_kernels`): blocks of
-    at most 128 values (:func:`_nb_block_sum`) from halving at multiples of eight, the halves'
+def pairwise_sum(a, n):  # pragma: no cover - compiled
+    """``a[:n].sum()`` in numpy's order (for numba, :func:`compiled_row_kernels`; kernels of
+    other modules call it compiled after that): blocks of at most 128 values (:func:`_nb_block_sum`) from halving at multiples of eight, the halves'
     sums added, as numpy's recursion does (here with a stack: a kernel cached on disk must
     not call itself)."""
     if n <= 128:
@@ -1762,14 +1766,14 @@ def _nb_best_sample_fit(design, samples, start, steps, K, a, c, x, y, xp, yp, t2
     ``np.minimum(d * d, t2).sum()`` and ``argmin`` (the first least)."""
     f = np.empty((samples.shape[0], 16))
     _nb_sample_inverse_iteration(design, samples, start, steps, f, syrk)
-    _nb_denormalize_rows(f, K, fits)
+    denormalize_rows_into(f, K, fits)
     n = a.shape[1]
     best, best_loss = 0, 0.0
     for b in range(samples.shape[0]):
         sampson_rows_into(fits[b].reshape(1, 4, 4), a, c, x, y, xp, yp, False, d, gn)
         for i in range(n):
             d[0, i] = min(d[0, i] * d[0, i], t2)
-        loss = 0.0 + _nb_pairwise_sum(d[0], n)
+        loss = 0.0 + pairwise_sum(d[0], n)
         if b == 0 or loss < best_loss:
             best, best_loss = b, loss
     return best, best_loss
