@@ -63,7 +63,10 @@ def select_kernels(backend: str, compiled, what: str, *, available: bool = True)
 def compile_kernels(namespace: dict, names: tuple[str, ...]) -> bool:
     """Compile the functions ``namespace[name]`` with numba and bind the compiled versions to
     the same names (compiled functions call each other by their global names). The machine
-    code is cached on disk. A module whose kernels call BLAS or LAPACK routines declares
+    code is cached on disk; numba renews a kernel's cache when the kernel's own source file
+    changes, not when only the module of a kernel it calls does (a kernel that calls another
+    module's kernels keeps their old code until its own file changes or the ``__pycache__``
+    directories are removed). A module whose kernels call BLAS or LAPACK routines declares
     ``call_routine = None``; it is bound to :func:`routine_caller`'s intrinsic here.
 
     Parameters
