@@ -185,6 +185,21 @@ def _log_binom_table(n_max: int, k: int) -> np.ndarray:
     return table
 
 
+@functools.lru_cache(maxsize=8)
+def _prosac_schedule(n: int, s: int, t_total: float) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """PROSAC's growth function ``T'_n`` (n = s..N) for ``T_N = t_total``, the sizes ``n``
+    and ``T'_n`` as a tuple, read-only and remembered (repeated estimates on as many points
+    draw by the same schedule; building it is most of a sampler's set-up)."""
+    log_binom = _log_binom_table(n, s)
+    # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
+    log_t = np.log(t_total) + log_binom - log_binom[-1]
+    steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
+    grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])
+    sizes = np.arange(s, n + 1)
+    grow.flags.writeable = sizes.flags.writeable = False
+    return grow, sizes, tuple(grow.tolist())
+
+
 def required_iterations(inlier_ratio: float, s: int, confidence: float) -> float:
     r"""RANSAC's number of samples: with probability ``confidence`` one of them is all
     inliers,
@@ -288,14 +303,11 @@ class ProsacSampler:
         t_total = check_real("t_total", t_total, low=1.0, what="a finite number >= 1")
         min_length = check_positive_int("min_length", min_length)
         self.order, self.s, self.n, self.confidence = np.asarray(order), s, n, confidence
-        self.sizes = np.arange(s, n + 1)
         self.min_length = min(max(min_length, s), n)
-        # T_n = T_N C(n, s) / C(N, s), in logarithms (no overflow for large N).
         self.log_binom_sizes = _log_binom_table(n, s)  # log C(n, s), n = s..N (read-only)
-        log_t = np.log(t_total) + self.log_binom_sizes - self.log_binom_sizes[-1]
-        steps = np.maximum(np.ceil(np.diff(np.exp(log_t))), 1.0)
-        self.grow = np.concatenate([[1.0], 1.0 + np.cumsum(steps)])  # T'_n, n = s..N
-        self._grow = self.grow.tolist()  # for bisect: the schedule of a batch in two lookups
+        # T'_n, n = s..N, the sizes n, and T'_n as a tuple for bisect (the schedule of a
+        # batch in two look-ups); all read-only and shared by the samplers of one (N, s).
+        self.grow, self.sizes, self._grow = _prosac_schedule(n, s, float(t_total))
         self.pool = s
         self.max_pool = n
         self.drawn = 0
