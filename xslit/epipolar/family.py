@@ -136,7 +136,7 @@ def weak_family(design, *, rounds: int = 4) -> tuple[np.ndarray, np.ndarray, np.
     if _jit.USE_NUMBA and _compiled_family():  # the same steps in one compiled call
         V, w = np.empty((16, 16)), np.empty(16)
         _nb_weak_family(np.ascontiguousarray(design), rounds, WEAK_DIRECTIONS,
-                        LEVERAGE_FACTOR, V, w, kept, *_jit.lapack_routines("dsyrk"))
+                        LEVERAGE_FACTOR, V, w, kept, *_jit.lapack_routines("dsyrk", "dgemm"))
         return V, w, kept
     V, w = eigen_tall(design)
     for _ in range(rounds):
@@ -159,34 +159,45 @@ def _holds_weak_directions(rows, V, w, count) -> np.ndarray:
     return np.einsum("ij,ij->i", Y, Y) > LEVERAGE_FACTOR * WEAK_DIRECTIONS / count
 
 
-def _nb_weak_family(design, rounds, directions, factor, V, w, kept,
-                    syrk):  # pragma: no cover - compiled
+def _nb_weak_family(design, rounds, directions, factor, V, w, kept, syrk,
+                    gemm):  # pragma: no cover - compiled
     """:func:`weak_family` of the C-contiguous ``design`` into ``V``, ``w`` and ``kept`` (all
     True on entry) with ``directions`` weak directions and the leverage ``factor`` (for numba,
     :func:`_compiled_family`): :func:`~xslit.epipolar.linear.eigen_tall_into` of the kept
-    rows, and :func:`_holds_weak_directions`' products of each row with the weak directions
-    summed in turn (its BLAS product and ``einsum`` to rounding)."""
+    rows, and :func:`_holds_weak_directions`' products of the rows with the weak directions
+    as numpy's ``dgemm`` makes them, their squares summed in turn (``einsum``'s to
+    rounding)."""
     n = design.shape[0]
     rows = np.empty(n, np.intp)
     for i in range(n):
         rows[i] = i
     count = n
     D = np.empty((n, 16))
+    Y = np.empty((n, directions))
     drop = np.empty(n, np.bool_)
     eigen_tall_into(design, V, w, syrk)
     scale = np.empty(directions)
+    trans = np.array([78], np.uint8)  # "N"
+    width, ld, ldy = (np.array([directions], np.int32), np.array([16], np.int32),
+                      np.array([directions], np.int32))
+    one, zero = np.array([1.0]), np.array([0.0])
+    source = design
     for _ in range(rounds):
         for j in range(directions):
             scale[j] = np.sqrt(max(w[1 + j], np.finfo(np.float64).tiny))
+        # rows @ V[:, 1:1 + directions] as numpy calls BLAS for it (row-major: the product's
+        # transpose is V[:, weak]^T rows^T, V's weak columns from its second entry on)
+        height = np.array([count], np.int32)
+        call_routine(gemm, (trans.ctypes.data, trans.ctypes.data, width.ctypes.data,
+                            height.ctypes.data, ld.ctypes.data, one.ctypes.data,
+                            V[0, 1:].ctypes.data, ld.ctypes.data, source.ctypes.data,
+                            ld.ctypes.data, zero.ctypes.data, Y.ctypes.data, ldy.ctypes.data))
         limit = factor * directions / count
         dropped = 0
         for i in range(count):
             h = 0.0
             for j in range(directions):
-                p = 0.0
-                for k in range(16):
-                    p += design[rows[i], k] * V[k, 1 + j]
-                p /= scale[j]
+                p = Y[i, j] / scale[j]
                 h += p * p
             drop[i] = h > limit
             dropped += drop[i]
@@ -202,6 +213,7 @@ def _nb_weak_family(design, rounds, directions, factor, V, w, kept,
                     D[m, k] = design[rows[i], k]
                 m += 1
         count = m
+        source = D
         eigen_tall_into(D[:count], V, w, syrk)
 
 
