@@ -935,11 +935,13 @@ def _nb_inverse_steps(H, start, steps, out):  # pragma: no cover - compiled
     for b in range(H.shape[0]):
         x[:] = start
         for i in range(steps):
+            # y[k] summed over j in turn, every k at once (independent sums, not one chain)
             for k in range(16):
-                t = 0.0
-                for j in range(16):
-                    t += x[j] * H[b, j, k]
-                y[k] = t
+                y[k] = 0.0
+            for j in range(16):
+                xj = x[j]
+                for k in range(16):
+                    y[k] += xj * H[b, j, k]
             if i % 4 == 3 or i == steps - 1:
                 y /= np.sqrt(np.sum(y * y))
             x[:] = y
