@@ -454,8 +454,8 @@ def test_density_orders_are_the_numpy_paths(monkeypatch):
             np.testing.assert_array_equal(orders[1], orders[0])
     # Every neighbour the compiled search keeps, and beyond it (the k-d tree on both paths).
     for k in (1, 2, 4):
-        orders = [_on(b, monkeypatch, lambda: density_order(sets[0], np.random.default_rng(k),
-                                                            k=k))
+        orders = [_on(b, monkeypatch,
+                      lambda k=k: density_order(sets[0], np.random.default_rng(k), k=k))
                   for b in ("numpy", "numba")]
         np.testing.assert_array_equal(orders[1], orders[0])
 

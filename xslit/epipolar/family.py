@@ -465,25 +465,24 @@ def _nb_pencil_pool(design, candidates, V, K, a, c, x, y, xp, yp, verify, inl, t
                         count.ctypes.data, ld.ctypes.data, one.ctypes.data, V.ctypes.data,
                         ld.ctypes.data, rows.ctypes.data, ld.ctypes.data, zero.ctypes.data,
                         proj.ctypes.data, two.ctypes.data))
-    basis = np.empty((16, 2))
-    for k in range(16):
-        basis[k, 0] = V[k, 0]
-        basis[k, 1] = V[k, 1]
     voted = np.empty((modes, 16))
-    found = _nb_pencil_votes(proj, basis, bins, modes, voted)
+    found = _nb_pencil_votes(proj, np.ascontiguousarray(V[:, :2]), bins, modes, voted)
     F = np.empty((found, 16))
     denormalize_rows_into(voted[:found], K, F)
     t2 = threshold * threshold
     n_all = x.shape[0]
-    nv = verify.shape[0] if verify.shape[0] > 0 else n_all
-    av, cv = np.empty((4, nv)), np.empty((4, nv))
-    xv, yv, xpv, ypv = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
-    for i in range(nv):
-        j = verify[i] if verify.shape[0] > 0 else i
-        for k in range(4):
-            av[k, i] = a[k, j]
-            cv[k, i] = c[k, j]
-        xv[i], yv[i], xpv[i], ypv[i] = x[j], y[j], xp[j], yp[j]
+    nv = verify.shape[0]
+    if nv == 0:  # ranked on all correspondences
+        nv, av, cv, xv, yv, xpv, ypv = n_all, a, c, x, y, xp, yp
+    else:
+        av, cv = np.empty((4, nv)), np.empty((4, nv))
+        xv, yv, xpv, ypv = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
+        for i in range(nv):
+            j = verify[i]
+            for k in range(4):
+                av[k, i] = a[k, j]
+                cv[k, i] = c[k, j]
+            xv[i], yv[i], xpv[i], ypv[i] = x[j], y[j], xp[j], yp[j]
     d, g = np.empty((found, nv)), np.empty((found, nv))
     sampson_rows_into(F.reshape(found, 4, 4), av, cv, xv, yv, xpv, ypv, False, d, g)
     q = np.empty(max(nv, n_all))

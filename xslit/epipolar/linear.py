@@ -190,7 +190,7 @@ def denormalize_with(fn, K) -> np.ndarray:
             and compiled_row_kernels()):
         F = np.empty(np.shape(fn))
         denormalize_rows_into(np.ascontiguousarray(fn, dtype=float).reshape(-1, 16),
-                             np.ascontiguousarray(K, dtype=float), F.reshape(-1, 16))
+                              np.ascontiguousarray(K, dtype=float), F.reshape(-1, 16))
         return F.reshape(*F.shape[:-1], 2, 2, 2, 2)
     F = (fn[..., None, :] @ K)[..., 0, :]
     F /= np.sqrt(np.add.reduce(F * F, axis=-1, keepdims=True))  # np.linalg.norm's arithmetic
@@ -213,7 +213,7 @@ def eigen_tall(D) -> tuple[np.ndarray, np.ndarray]:
     if np.ndim(D) == 2 and _jit.USE_NUMBA and compiled_row_kernels():
         V, w = np.empty((16, 16)), np.empty(16)
         eigen_tall_into(np.ascontiguousarray(D, dtype=float), V, w,
-                       *_jit.lapack_routines("dsyrk"))
+                        *_jit.lapack_routines("dsyrk"))
         return V, w
     V, _, Y = gram_pass(D)
     V, w, _ = refine_pass(V, Y)
@@ -1728,9 +1728,10 @@ def _nb_block_sum(a, start, n):  # pragma: no cover - compiled
 
 def pairwise_sum(a, n):  # pragma: no cover - compiled
     """``a[:n].sum()`` in numpy's order (for numba, :func:`compiled_row_kernels`; kernels of
-    other modules call it compiled after that): blocks of at most 128 values (:func:`_nb_block_sum`) from halving at multiples of eight, the halves'
-    sums added, as numpy's recursion does (here with a stack: a kernel cached on disk must
-    not call itself)."""
+    other modules call it compiled after that): blocks of at most 128 values
+    (:func:`_nb_block_sum`) from halving at multiples of eight, the halves' sums added, as
+    numpy's recursion does (here with a stack: a kernel cached on disk must not call
+    itself)."""
     if n <= 128:
         return _nb_block_sum(a, 0, n)
     first, size, stage = np.empty(64, np.intp), np.empty(64, np.intp), np.zeros(64, np.intp)

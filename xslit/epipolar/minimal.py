@@ -74,6 +74,7 @@ from .._checks import (
     check_index_array,
     check_rng,
 )
+from .linear import compiled_row_kernels, pairwise_sum
 from .minors import principal_minor_tensor
 from .tensor import INDEX, kron_modes
 
@@ -2325,29 +2326,6 @@ def _nb_first_occurrence(u, ok, rtol):
     return out
 
 
-def _nb_pairwise_sum(x, n):
-    """``numpy.sum`` of ``x[:n]`` with numpy's rounding: its pairwise summation, eight partial
-    sums below 128 entries."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += x[i]
-        return res
-    r = np.empty(8)
-    for j in range(8):
-        r[j] = x[j]
-    i = 8
-    while i < n - n % 8:
-        for j in range(8):
-            r[j] += x[i + j]
-        i += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-        res += x[i]
-        i += 1
-    return res
-
-
 def _nb_design(points1, points2, cos, sin, T, D):
     """The normalisations ``T`` (4, B, 2, 2) and design matrices ``D`` (B, n, 16) of
     :func:`null_space_charts` for samples ``points1, points2`` (B, n, 2) and the cosines and
@@ -2360,10 +2338,10 @@ def _nb_design(points1, points2, cos, sin, T, D):
         for a in range(4):
             for j in range(n):
                 x[j] = points1[b, j, a] if a < 2 else points2[b, j, a - 2]
-            m = _nb_pairwise_sum(x, n) / n
+            m = pairwise_sum(x, n) / n
             for j in range(n):
                 dev[j] = abs(x[j] - m)
-            sm = 1.0 / max(_nb_pairwise_sum(dev, n) / n, 1e-12)
+            sm = 1.0 / max(pairwise_sum(dev, n) / n, 1e-12)
             c, s = cos[a, b], sin[a, b]
             T[a, b, 0, 0], T[a, b, 1, 0] = c * sm, s * sm
             T[a, b, 0, 1], T[a, b, 1, 1] = c * (-sm * m) - s, s * (-sm * m) + c
@@ -2567,7 +2545,7 @@ _NB_FUNCTIONS = ("_nb_eval", "_nb_lu", "_nb_cabs", "_nb_inv", "_nb_solve", "_nb_
                  "_nb_solve_lanes_block", "_nb_solve_lanes_h", "_nb_solve_lanes_ht",
                  "_nb_segment_lane", "_nb_copy_lanes", "_nb_subtract_lanes", "_nb_step_lanes", "_nb_newton_lanes",
                  "_nb_solve_lanes", "_nb_velocity_lanes", "_nb_track_lanes",
-                 "_nb_first_occurrence", "_nb_pairwise_sum", "_nb_design",
+                 "_nb_first_occurrence", "pairwise_sum", "_nb_design",
                  "_nb_null_space_chart", "_nb_unitary2", "_nb_aligned_unitary2",
                  "_nb_track_from_start",
                  "_nb_real_tensors")
@@ -2581,7 +2559,8 @@ def _compiled():
     they call each other. Division by zero gives inf or NaN as in numpy (the lane kernels divide on
     every lane, the idle ones too, and the callers test for finite results)."""
     namespace = globals()
-    if not _jit.compile_kernels(namespace, _NB_FUNCTIONS):
+    # pairwise_sum calls the kernels of xslit.epipolar.linear, compiled first.
+    if not (compiled_row_kernels() and _jit.compile_kernels(namespace, _NB_FUNCTIONS)):
         return None
     return (namespace["_nb_track"], namespace["_nb_track_lanes"],
             namespace["_nb_first_occurrence"], namespace["_nb_design"],

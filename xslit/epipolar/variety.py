@@ -570,7 +570,8 @@ def _ranked_starts(costs):
     i = 0
     while i < len(by_cost):
         j = i + 1
-        while j < len(by_cost) and value[by_cost[j]] <= value[by_cost[j - 1]] * (1.0 + _SAME_COST):
+        while (j < len(by_cost)
+               and value[by_cost[j]] <= value[by_cost[j - 1]] * (1.0 + _SAME_COST)):
             j += 1
         yield from sorted(by_cost[i:j])
         i = j
